@@ -1,0 +1,179 @@
+"""Strict JSON: RFC 8259 grammar plus the I-JSON rules (RFC 7493).
+
+Python's ``json`` module does the tokenising (its grammar is RFC 8259's, and it
+is C-fast); this module closes its gaps: it accepts ``NaN``/``Infinity``,
+invalid UTF-8 is the caller's problem, duplicate names silently keep the last,
+``1e400`` becomes ``inf``, lone surrogates pass through and deep nesting raises
+``RecursionError``. Number tokens keep their kind: an integer token becomes an
+``int``, a token with a fraction or exponent a ``float``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable
+from typing import Any
+
+from ptn.errors import PtnError, pointer
+
+MAX_JSON_BYTES = 64 * 1024 * 1024
+MAX_DEPTH = 64
+
+_ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89abcdefABCDEF]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_INFINITIES = (math.inf, -math.inf)
+
+
+def _reject_constant(token: str) -> Any:
+    raise PtnError("json-nonfinite-literal", f"{token} is not JSON; write a finite number")
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for name, _ in pairs:
+            if name in seen:
+                raise PtnError(
+                    "json-duplicate-name",
+                    f"name {name!r} appears more than once in one object",
+                    pointer=pointer(name),
+                )
+            seen.add(name)
+    return obj
+
+
+# unique_names -> decoder. False is RFC 8259 alone: duplicate names are grammatical
+# there (it only says they SHOULD be unique). Overflowed floats are found afterwards
+# by _scan, which is cheaper than a Python call per float token.
+_DECODERS = {
+    unique: json.JSONDecoder(
+        object_pairs_hook=_object if unique else None, parse_constant=_reject_constant
+    )
+    for unique in (True, False)
+}
+
+
+def _scan(node: list[Any] | dict[str, Any], depth: int) -> PtnError | None:
+    """Nesting deeper than MAX_DEPTH, or a float token that overflowed to infinity.
+
+    ``set(map(type, ...))`` and ``in`` keep the common case (a flat container) in C.
+    """
+    if depth > MAX_DEPTH:
+        return PtnError("json-too-deep", f"nesting deeper than {MAX_DEPTH}")
+    children = node.values() if type(node) is dict else node
+    types = set(map(type, children))
+    if float in types and any(inf in children for inf in _INFINITIES):
+        return PtnError(
+            "json-number-overflow", "a number overflows binary64 to infinity; write a finite number"
+        )
+    if list in types or dict in types:
+        for child in children:
+            if type(child) is list or type(child) is dict:
+                error = _scan(child, depth + 1)
+                if error:
+                    return error
+    return None
+
+
+def _strings(node: Any, where: str) -> Any:
+    """Yield (pointer, string) for every name and string value, depth first."""
+    if type(node) is str:
+        yield where, node
+    elif type(node) is dict:
+        for key, child in node.items():
+            yield where, key
+            yield from _strings(child, where + pointer(key))
+    elif type(node) is list:
+        for i, child in enumerate(node):
+            yield from _strings(child, f"{where}/{i}")
+
+
+def _check_surrogates(value: Any) -> None:
+    for where, text in _strings(value, ""):
+        if _SURROGATE.search(text):
+            raise PtnError(
+                "json-lone-surrogate", "string holds a lone surrogate escape", pointer=where
+            )
+
+
+def parse_json(
+    data: bytes | bytearray | memoryview, *, member: str | None = None, unique_names: bool = True
+) -> Any:
+    """Parse one strict JSON document; raise ``PtnError`` (rule ``json-*``) otherwise.
+
+    ``member`` names the package member in errors. ``unique_names=False`` drops
+    the one I-JSON rule that is not RFC 8259 grammar (duplicate names; the last
+    wins): only for measuring the grammar itself, every ``.ptn`` member is
+    parsed with it on. Never raises anything but ``PtnError``.
+    """
+    return parse_json_fast(data, member=member, unique_names=unique_names)[0]
+
+
+def parse_json_fast(
+    data: bytes | bytearray | memoryview,
+    *,
+    member: str | None = None,
+    unique_names: bool = True,
+    shallow: Callable[[Any], bool] | None = None,
+) -> tuple[Any, bool]:
+    """``parse_json`` for callers that check the parsed shape anyway.
+
+    ``shallow(value)`` returning True vouches that the value nests at most two
+    levels and holds no infinite float; the nesting/overflow scan is skipped.
+    Returns (value, what shallow said).
+    """
+    try:
+        return _parse(bytes(data), unique_names, shallow)
+    except PtnError as err:
+        raise (err.with_member(member) if member else err) from None
+
+
+def _parse(
+    data: bytes, unique_names: bool, shallow: Callable[[Any], bool] | None
+) -> tuple[Any, bool]:
+    if len(data) > MAX_JSON_BYTES:
+        raise PtnError("json-too-large", f"document of {len(data)} bytes exceeds {MAX_JSON_BYTES}")
+    if data.startswith(b"\xef\xbb\xbf"):
+        raise PtnError("json-bom", "document starts with a byte order mark; remove it")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise PtnError(
+            "json-invalid-utf8", f"invalid UTF-8 at byte {exc.start}: {exc.reason}"
+        ) from None
+    try:
+        value = _DECODERS[unique_names].decode(text)
+    except json.JSONDecodeError as exc:
+        rule = "json-trailing-data" if exc.msg == "Extra data" else "json-syntax"
+        raise PtnError(rule, f"{exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        # The C scanner stops cleanly at the interpreter's recursion limit.
+        raise PtnError("json-too-deep", f"nesting deeper than {MAX_DEPTH}") from None
+    except PtnError:
+        raise
+    except ValueError as exc:  # int() refuses more than sys.int_info.default_max_str_digits
+        raise PtnError("json-number-overflow", f"number too long to represent: {exc}") from None
+    if type(value) is float and value in _INFINITIES:
+        raise PtnError("json-number-overflow", "the number overflows binary64 to infinity")
+    if _ESCAPED_SURROGATE.search(data):
+        _check_surrogates(value)
+    vouched = shallow is not None and shallow(value)
+    error = _scan(value, 1) if not vouched and type(value) in (list, dict) else None
+    if error:
+        raise error
+    return value, vouched
+
+
+def dumps_json(value: Any) -> bytes:
+    """Canonical output of a strict-JSON value: sorted names, UTF-8, no spaces, final newline.
+
+    Floats use Python's shortest round-trip repr, so ``1.0`` stays ``1.0`` and an
+    integer never gains a fraction.
+    """
+    text = json.dumps(
+        value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False
+    )
+    return (text + "\n").encode("utf-8")
