@@ -81,7 +81,7 @@ def rules(findings: list[Finding], severity: str | None = None) -> set[str]:
 def cd_entries(data: bytes) -> dict[str, int]:
     """Name -> position of the central header (last one wins), for patching."""
     eocd = data.rindex(b"PK\x05\x06")
-    count, _, cd_offset = struct.unpack_from("<HII", data, eocd + 10)
+    cd_offset = struct.unpack_from("<I", data, eocd + 16)[0]
     pos, found = cd_offset, {}
     if cd_offset == 0xFFFFFFFF:
         pos = struct.unpack_from("<Q", data, data.rindex(b"PK\x06\x06") + 48)[0]
@@ -165,7 +165,7 @@ def test_forced_zip64_is_read_by_zipfile_and_reader(sized: bool) -> None:
 def test_small_sized_member_has_no_zip64() -> None:
     assert b"PK\x06\x06" not in write(MEMBERS)
     local_extra_len = struct.unpack_from("<H", write({"a": b"x"}), 28)[0]
-    assert local_extra_len == 64 - 31 % 64  # only the alignment padding
+    assert local_extra_len == 64 - (30 + 1)  # only the alignment padding: header + "a"
 
 
 def test_writer_checks_declared_size() -> None:
@@ -197,10 +197,9 @@ def test_writer_accepts_numpy_style_buffers() -> None:
     import numpy as np
 
     arr = np.arange(12, dtype=np.float32).reshape(3, 4)
-    data = write({"a": b""})  # warm path
     out = io.BytesIO()
     with ZipWriter(out) as w:
-        w.add("t", [memoryview(arr)], arr.nbytes)
+        w.add("t", [arr.data], arr.nbytes)
     data = out.getvalue()
     members, findings = read_members(data)
     assert findings == [] and contents(data, members) == {"t": arr.tobytes()}
@@ -212,12 +211,7 @@ def test_writer_accepts_numpy_style_buffers() -> None:
        st.booleans(), st.sampled_from([None, 0, 150]))
 def test_writer_roundtrip_property(members: dict[str, bytes], sized: bool,
                                    limit: int | None) -> None:
-    members = {k: v for k, v in members.items() if "\ud800" > k[0] or k.isprintable()}
-    try:
-        data = write(members, sized=sized, zip64_limit=limit)
-    except PtnError as err:  # lone surrogates cannot be UTF-8
-        assert err.rule == "zip-bad-member-name"
-        return
+    data = write(members, sized=sized, zip64_limit=limit)
     found, findings = read_members(data)
     assert findings == []
     assert contents(data, found) == members
@@ -275,7 +269,7 @@ def _error_rules(data: bytes) -> set[str]:
 
 def test_compressed_member() -> None:
     data = with_zipfile([("program.ptg", b"a" * 500)], zipfile.ZIP_DEFLATED)
-    members, findings = read_members(data)
+    findings = read_members(data)[1]
     assert "zip-member-compressed" in rules(findings)
     assert next(f for f in findings if f.rule == "zip-member-compressed").member == "program.ptg"
 
@@ -297,10 +291,11 @@ def test_first_local_header_not_at_zero() -> None:
     # Bytes inserted in front with every offset adjusted: nothing is shifted, yet 5 bytes
     # belong to no member.
     shifted = bytearray(b"junk!" + data)
-    for pos in cd_entries(bytes(shifted)).values():
-        struct.pack_into("<I", shifted, pos + 42, struct.unpack_from("<I", shifted, pos + 42)[0] + 5)
     eocd = len(shifted) - 22
     struct.pack_into("<I", shifted, eocd + 16, struct.unpack_from("<I", shifted, eocd + 16)[0] + 5)
+    for pos in cd_entries(bytes(shifted)).values():
+        old = struct.unpack_from("<I", shifted, pos + 42)[0]
+        struct.pack_into("<I", shifted, pos + 42, old + 5)
     assert _error_rules(bytes(shifted)) == {"zip-data-before-archive"}
 
 
@@ -318,7 +313,7 @@ def test_local_central_mismatch() -> None:
     data = write(MEMBERS)
     flipped = bytearray(data)
     flipped[14] ^= 0x01  # CRC-32 in the first local header
-    members, findings = read_members(bytes(flipped))
+    findings = read_members(bytes(flipped))[1]
     assert rules(findings, "error") == {"zip-header-mismatch"}
     assert [f.member for f in findings] == ["program.ptg"]
 
@@ -345,9 +340,11 @@ def test_overlap_without_header_mismatch() -> None:
     assert _error_rules(mutated) >= {"zip-overlapping-entries", "zip-duplicate-member"}
 
 
-@pytest.mark.parametrize("offset", [10**6, 0xFFFFFFF0, 170])
+@pytest.mark.parametrize("offset", [10**6, 0xFFFFFFF0, -1])
 def test_member_out_of_bounds(offset: int) -> None:
     data = write({"aaaa": b"12345", "bbbb": b"x" * 100})
+    if offset < 0:  # a local header offset inside the central directory
+        offset = cd_entries(data)["aaaa"] + 4
     mutated = patch(data, cd_entries(data)["bbbb"] + 42, "<I", offset)
     members, findings = read_members(mutated)
     assert "zip-member-out-of-bounds" in rules(findings)
@@ -472,7 +469,7 @@ def test_findings_per_rule_are_capped() -> None:
     names = [(f"m{i:04d}", b"") for i in range(300)]
     findings = read_members(with_zipfile(names))[1]
     assert len(findings) == 101
-    assert findings[-1].member is None and "200 more" in findings[-1].message
+    assert findings[-1].member is None and "more findings" in findings[-1].message
 
 
 # -- hostile input -------------------------------------------------------------------------

@@ -1,0 +1,36 @@
+"""ptn: read, write and validate .ptn model packages (spec 1.0.0).
+
+Public names are imported lazily (PEP 562): ``ptn codegen`` must run even when
+generated/ is missing or stale, and ``import ptn`` stays cheap for the CLI.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+SPEC_VERSION = "1.0.0"
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "Finding": "ptn.errors",
+    "PtnError": "ptn.errors",
+    "Report": "ptn.errors",
+    "parse_json": "ptn.json_strict",
+    "Metadata": "ptn.metadata",
+}
+
+__all__ = ["SPEC_VERSION", *sorted(_EXPORTS)]
+
+if TYPE_CHECKING:
+    from ptn.errors import Finding, PtnError, Report
+    from ptn.json_strict import parse_json
+    from ptn.metadata import Metadata
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        value = getattr(import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'ptn' has no attribute {name!r}")

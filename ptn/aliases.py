@@ -1,0 +1,109 @@
+"""The ``aliases.json`` member: duplicate data key -> owner key.
+
+Content-identical immutable tensors are stored once in ``program.safetensors``;
+the first key in sorted order owns the bytes and every other key is an alias.
+Owners are always safetensors keys and aliases never are, so there are no
+chains: ``owner = aliases.get(key, key)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import Any
+
+import numpy as np
+import xxhash
+
+from ptn.errors import Finding, PtnError, pointer
+from ptn.json_strict import dumps_json, parse_json
+from ptn.tensors import METADATA_KEY, dtype_of, tensor_bytes
+
+MEMBER = "aliases.json"
+
+
+def _entry_problem(alias: Any, owner: Any, tensor_keys: Collection[str] | None) -> tuple[str, str]:
+    """(rule, message) for the first rule ``alias -> owner`` breaks, else ("", "")."""
+    if type(alias) is not str or alias == "" or type(owner) is not str:
+        return "aliases-bad-entry", "an alias is a non-empty name mapped to a string"
+    if METADATA_KEY in (alias, owner):
+        return "aliases-reserved-key", "__metadata__ is reserved"
+    if tensor_keys is not None:
+        if alias in tensor_keys:
+            return "aliases-shadows-tensor", f"{alias!r} is itself a tensor key"
+        if owner not in tensor_keys:
+            return "aliases-missing-owner", f"owner {owner!r} is not a tensor key"
+    return "", ""
+
+
+def read_aliases(
+    data: bytes | bytearray | memoryview, tensor_keys: Collection[str]
+) -> tuple[dict[str, str], list[Finding]]:
+    """Validate ``aliases.json`` against the safetensors keys.
+
+    Returns (the entries that break no rule, findings). Raises ``PtnError`` for
+    a ``json-*`` rule or ``aliases-not-object``.
+    """
+    value = parse_json(data, member=MEMBER)
+    if type(value) is not dict:
+        raise PtnError(
+            "aliases-not-object", "aliases.json is not a JSON object", member=MEMBER, pointer=""
+        )
+    keys = tensor_keys if isinstance(tensor_keys, (set, frozenset, dict)) else set(tensor_keys)
+    findings: list[Finding] = []
+    if not value:
+        findings.append(
+            Finding("aliases-empty", "warning", MEMBER, "", "empty aliases.json: omit the member")
+        )
+    aliases: dict[str, str] = {}
+    for alias, owner in value.items():
+        rule, message = _entry_problem(alias, owner, keys)
+        if rule:
+            findings.append(Finding(rule, "error", MEMBER, pointer(alias), message))
+        else:
+            aliases[alias] = owner
+    return aliases, findings
+
+
+def dumps_aliases(aliases: Mapping[str, str]) -> bytes:
+    """Canonical ``aliases.json`` bytes (sorted names, no spaces, final newline)."""
+    for alias, owner in aliases.items():
+        rule, message = _entry_problem(alias, owner, None)
+        if rule:
+            where = pointer(alias) if type(alias) is str else ""
+            raise PtnError(rule, message, member=MEMBER, pointer=where)
+    return dumps_json(dict(aliases))
+
+
+def resolve(aliases: Mapping[str, str], key: str) -> str:
+    """The safetensors key holding the bytes of ``key``."""
+    return aliases.get(key, key)
+
+
+def fold_duplicates(
+    tensors: Mapping[str, np.ndarray], mutable: Collection[str] = ()
+) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """Store content-identical immutable tensors once.
+
+    Returns (owners: key -> array, aliases: key -> owner key). Tensors fold when
+    dtype, shape and bytes are equal; the first key in sorted order owns.
+    Mutable keys are never folded, neither as alias nor as owner.
+    """
+    mutable = set(mutable)
+    buckets: dict[tuple[str, tuple[int, ...], bytes], list[tuple[str, memoryview]]] = {}
+    aliases: dict[str, str] = {}
+    for key in sorted(tensors):
+        if key in mutable:
+            continue
+        array = tensors[key]
+        data = tensor_bytes(array)
+        bucket = buckets.setdefault(
+            (dtype_of(array), tuple(np.shape(array)), xxhash.xxh3_128_digest(data)), []
+        )
+        for owner, owner_data in bucket:
+            if owner_data == data:
+                aliases[key] = owner
+                break
+        else:
+            bucket.append((key, data))
+    owners = {key: array for key, array in tensors.items() if key not in aliases}
+    return owners, aliases

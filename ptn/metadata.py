@@ -1,0 +1,366 @@
+"""``metadata.json``: build, parse, validate, write and read typed values.
+
+Validation is driven by tables that ``ptn codegen`` generates from
+``schema/metadata.schema.json`` (name grammar, well-known names with their kinds
+and ranges, cross-field rules). The generated pydantic model is the typed view
+(``Metadata.model``); the differential tests hold it, this module and the
+``jsonschema`` validator of the same schema equal.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator, Mapping
+from itertools import compress, repeat
+from operator import is_
+from typing import Any, TypeVar
+
+from ptn_generated import metadata_rules as tables
+
+from ptn.errors import PtnError, pointer
+from ptn.json_strict import dumps_json, parse_json_fast
+from ptn.model_glue import INT64_MAX, INT64_MIN
+from ptn.rules import check_cross_field
+
+MEMBER = "metadata.json"
+Scalar = bool | int | float | str
+Value = Scalar | tuple[Scalar, ...]
+Stored = Scalar | list[Scalar]
+
+_NAME = re.compile(tables.NAME_PATTERN)
+_NAME_MAX = tables.NAME_MAX_BYTES
+# Every name at once: the schema's grammar, names joined by NUL (which no name may hold).
+_BODY = tables.NAME_PATTERN.removeprefix("^").removesuffix("(?![\\s\\S])")
+_ALL_NAMES = re.compile(f"(?:{_BODY})(?:\\x00(?:{_BODY}))*")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SCALAR_KINDS = {bool: "bool", int: "int", float: "float", str: "str"}
+_SAFE_VALUE_KINDS = {bool, int, float, str, list}
+_SAFE_ITEM_KINDS = {bool, int, float, str}
+_KIND_WORDS = {
+    "bool": "a bool",
+    "int": "an integer",
+    "float": "a float",
+    "str": "a string",
+    "bools": "a list of bools",
+    "ints": "a list of integers",
+    "floats": "a list of numbers",
+    "strs": "a list of strings",
+    "list": "an empty list",
+}
+_PLURALS = {"bool": "bools", "int": "integers", "float": "floats", "str": "strings"}
+
+
+def _error(rule: str, message: str, *tokens: str | int) -> PtnError:
+    return PtnError(rule, message, member=MEMBER, pointer=pointer(*tokens))
+
+
+def _to_python(value: Any) -> Any:
+    """numpy scalars and 1-D arrays become Python values (numpy stays optional here)."""
+    module = type(value).__module__
+    if module == "numpy" or module.startswith("numpy."):
+        if getattr(value, "ndim", 0) > 1:
+            return [value[0].tolist()]  # reported as a nested list
+        return value.tolist()
+    return value
+
+
+def _scalar(value: Any, name: str, *where: int) -> tuple[str, Scalar]:
+    kind = _SCALAR_KINDS.get(type(value))
+    if kind == "int" and not INT64_MIN <= value <= INT64_MAX:
+        raise _error(
+            "metadata-int-out-of-range", f"{value} is outside int64 [-2**63, 2**63-1]", name, *where
+        )
+    if kind == "float" and not math.isfinite(value):
+        raise _error(
+            "metadata-nonfinite-float", f"{value} is not finite; write a finite number", name, *where
+        )
+    if kind == "str" and _SURROGATE.search(value):
+        raise _error("json-lone-surrogate", "string holds a lone surrogate", name, *where)
+    if kind is None:
+        if isinstance(value, (list, tuple, dict)) and where:
+            raise _error(
+                "metadata-nested-list",
+                "lists must be flat: an item is itself a list or object",
+                name,
+                *where,
+            )
+        raise _error(
+            "metadata-invalid-value",
+            f"{type(value).__name__} is not a metadata value; use a bool, integer, "
+            "float, string or a flat list of one of those",
+            name,
+            *where,
+        )
+    return kind, value
+
+
+def _value(value: Any, name: str) -> Stored:
+    """Check one value; int/float mixes come back as float lists."""
+    value = _to_python(value)
+    if not isinstance(value, (list, tuple)):
+        return _scalar(value, name)[1]
+    items = [_scalar(_to_python(item), name, i) for i, item in enumerate(value)]
+    kinds = {k for k, _ in items}
+    if len(kinds) <= 1:
+        return [v for _, v in items]
+    if kinds == {"int", "float"}:
+        return [float(v) for _, v in items]
+    first = items[0][0]
+    odd = next(i for i, (k, _) in enumerate(items) if k != first)
+    raise _error(
+        "metadata-mixed-list",
+        f"list mixes {_PLURALS[first]} and {_PLURALS[items[odd][0]]} "
+        "(only integers and floats may mix); lists must be homogeneous",
+        name,
+        odd,
+    )
+
+
+def _check_name(name: Any) -> None:
+    if not isinstance(name, str) or not _NAME.match(name) or len(name) > _NAME_MAX:
+        raise PtnError(
+            "metadata-invalid-name",
+            f"name {name!r} must be 1..{_NAME_MAX} bytes of dotted identifiers "
+            "([A-Za-z_][A-Za-z0-9_]* joined by '.')",
+            member=MEMBER,
+            pointer=pointer(name) if isinstance(name, str) else None,
+        )
+
+
+def _kind_of(value: Stored) -> str:
+    if type(value) is list:
+        return _SCALAR_KINDS[type(value[0])] + "s" if value else "list"
+    return _SCALAR_KINDS[type(value)]
+
+
+def _check_well_known(name: str, spec: tuple[Any, ...], value: Stored) -> None:
+    expected, minimum, maximum, enum, min_items, _ = spec
+    kind = _kind_of(value)
+    if kind != expected and not (kind == "list" and expected.endswith("s")):
+        raise _error(
+            "llm-wrong-type", f"{name} must be {_KIND_WORDS[expected]}, got {_KIND_WORDS[kind]}", name
+        )
+    items = value if isinstance(value, list) else (value,)
+    if min_items is not None and len(items) < min_items:
+        raise _error("llm-value-out-of-range", f"{name} needs at least {min_items} entries", name)
+    for i, item in enumerate(items):
+        where = (name, i) if isinstance(value, list) else (name,)
+        if enum is not None and item not in enum:
+            raise _error(
+                "llm-value-out-of-range", f"{name} = {item} is not one of {list(enum)}", *where
+            )
+        if (minimum is not None and item < minimum) or (maximum is not None and item > maximum):
+            raise _error(
+                "llm-value-out-of-range",
+                f"{name} = {item} is outside [{minimum}, {maximum}]",
+                *where,
+            )
+
+
+def _of_type(values: list[Any], types: list[type], wanted: type) -> list[Any]:
+    """The items of ``values`` whose type is exactly ``wanted`` (C-speed filter)."""
+    return list(compress(values, map(is_, types, repeat(wanted))))
+
+
+def _flat_and_typed(values: dict[str, Any]) -> bool:
+    """Fast pre-check of parsed JSON: True only if every name and value is certainly fine.
+
+    It also vouches for parse_json_fast: no nesting below a list, no infinity. False
+    sends the document through the slow path, which names the rule (or normalises
+    an int/float list). Everything here runs as C loops (map, compress, min, max).
+    """
+    joined = "\x00".join(values)
+    if (
+        not _ALL_NAMES.fullmatch(joined)
+        or joined.count("\x00") != len(values) - 1
+        or max(map(len, values), default=0) > _NAME_MAX
+    ):
+        return False
+    items = list(values.values())
+    types = list(map(type, items))
+    if not set(types) <= _SAFE_VALUE_KINDS:
+        return False
+    ints = _of_type(items, types, int)
+    floats = _of_type(items, types, float)
+    for value in _of_type(items, types, list):
+        kinds = set(map(type, value))
+        if len(kinds) > 1 or not kinds <= _SAFE_ITEM_KINDS:
+            return False
+        if int in kinds:
+            ints.extend(value)
+        elif float in kinds:
+            floats.extend(value)
+    if ints and (min(ints) < INT64_MIN or max(ints) > INT64_MAX):
+        return False
+    return not any(map(math.isinf, floats))
+
+
+def _shallow(value: Any) -> bool:
+    return type(value) is dict and _flat_and_typed(value)
+
+
+def _validate(mapping: Any, prechecked: bool = False) -> dict[str, Stored]:
+    """Check every rule of the metadata chapter; return the values (mixed lists as floats).
+
+    ``prechecked``: ``mapping`` is parse_json's own fresh dict and passed _flat_and_typed.
+    """
+    if not isinstance(mapping, Mapping):
+        raise PtnError(
+            "metadata-not-object",
+            f"metadata must be a JSON object, got {type(mapping).__name__}",
+            member=MEMBER,
+            pointer="",
+        )
+    if prechecked:
+        values: dict[str, Any] = mapping  # type: ignore[assignment]
+    else:
+        values = {}
+        for name, raw in mapping.items():
+            _check_name(name)
+            values[name] = _value(raw, name)
+    for name, spec in tables.WELL_KNOWN.items():
+        if name in values:
+            _check_well_known(name, spec, values[name])
+    for error in check_cross_field(tables.CROSS_FIELD_RULES, values):
+        raise error.with_member(MEMBER)
+    return values
+
+
+T = TypeVar("T")
+
+
+class Metadata(Mapping[str, Value]):
+    """Validated ``metadata.json`` contents; immutable; lists read back as tuples.
+
+    ``Metadata({"get_vocab_size": 32000})`` validates on construction; so does
+    ``Metadata.parse(data)``. Every failure is a ``PtnError`` with the rule id.
+    """
+
+    __slots__ = ("_values",)
+
+    def __init__(self, mapping: Mapping[str, Any] | None = None) -> None:
+        self._values = _validate({} if mapping is None else mapping)
+
+    @classmethod
+    def parse(cls, data: bytes | bytearray | memoryview) -> Metadata:
+        """Parse strict JSON and validate it."""
+        self = cls.__new__(cls)
+        value, prechecked = parse_json_fast(data, member=MEMBER, shallow=_shallow)
+        self._values = _validate(value, prechecked)
+        return self
+
+    def dumps(self) -> bytes:
+        """Canonical bytes: sorted names, no spaces, UTF-8, one final newline."""
+        return dumps_json(self._values)
+
+    def to_dict(self) -> dict[str, Stored]:
+        """A fresh, mutable copy of the values (lists as lists)."""
+        return {k: list(v) if type(v) is list else v for k, v in self._values.items()}
+
+    @property
+    def model(self) -> Any:
+        """The generated pydantic model (``ptn_generated.metadata_model.PtnMetadata``)."""
+        from ptn_generated.metadata_model import PtnMetadata
+
+        return PtnMetadata.model_validate(self.to_dict())
+
+    def kind(self, name: str) -> str:
+        """``bool``/``int``/``float``/``str``, the same with ``s`` for lists, ``list`` if empty."""
+        return _kind_of(self._require(name))
+
+    # Mapping protocol
+    def __getitem__(self, name: str) -> Value:
+        value = self._values[name]
+        return tuple(value) if type(value) is list else value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Metadata):
+            return NotImplemented
+        return self._typed() == other._typed()
+
+    def __hash__(self) -> int:
+        return hash(tuple(sorted(self._typed().items())))
+
+    def _typed(self) -> dict[str, tuple[str, Value]]:
+        """Values tagged with their kind, so that 1, 1.0 and True compare unequal."""
+        return {
+            k: (_kind_of(v), tuple(v) if type(v) is list else v) for k, v in self._values.items()
+        }
+
+    def __repr__(self) -> str:
+        return f"Metadata({self.to_dict()!r})"
+
+    # Typed reads
+    def _require(self, name: str) -> Stored:
+        if name not in self._values:
+            raise PtnError(
+                "metadata-missing-name",
+                f"no metadata named {name!r}",
+                member=MEMBER,
+                pointer=pointer(name),
+            )
+        return self._values[name]
+
+    def _read(self, name: str, accepted: tuple[str, ...], wanted: str) -> Any:
+        value = self._require(name)
+        kind = _kind_of(value)
+        if kind not in accepted:
+            raise PtnError(
+                "metadata-wrong-kind",
+                f"{name} is {_KIND_WORDS[kind]}, not {_KIND_WORDS[wanted]}",
+                member=MEMBER,
+                pointer=pointer(name),
+            )
+        return value
+
+    @staticmethod
+    def _bounded(name: str, items: list[T], minimum: Any, maximum: Any) -> list[T]:
+        for item in items:
+            if (minimum is not None and item < minimum) or (maximum is not None and item > maximum):
+                raise PtnError(
+                    "metadata-read-out-of-range",
+                    f"{name} = {item} is outside the range the reader asked for "
+                    f"[{minimum}, {maximum}]",
+                    member=MEMBER,
+                    pointer=pointer(name),
+                )
+        return items
+
+    def metadata_int(
+        self, name: str, *, minimum: int | None = None, maximum: int | None = None
+    ) -> int:
+        """An integer; never a float or a bool. Optional bounds for the caller's own type."""
+        value = self._read(name, ("int",), "int")
+        return self._bounded(name, [value], minimum, maximum)[0]
+
+    def metadata_ints(
+        self, name: str, *, minimum: int | None = None, maximum: int | None = None
+    ) -> list[int]:
+        value = self._read(name, ("ints", "list"), "ints")
+        return self._bounded(name, list(value), minimum, maximum)
+
+    def metadata_float(self, name: str) -> float:
+        """A float; an integer is accepted and converted."""
+        return float(self._read(name, ("float", "int"), "float"))
+
+    def metadata_floats(self, name: str) -> list[float]:
+        return [float(v) for v in self._read(name, ("floats", "ints", "list"), "floats")]
+
+    def metadata_str(self, name: str) -> str:
+        return str(self._read(name, ("str",), "str"))
+
+    def metadata_strs(self, name: str) -> list[str]:
+        return list(self._read(name, ("strs", "list"), "strs"))
+
+    def metadata_bool(self, name: str) -> bool:
+        return bool(self._read(name, ("bool",), "bool"))
+
+    def metadata_bools(self, name: str) -> list[bool]:
+        return list(self._read(name, ("bools", "list"), "bools"))
