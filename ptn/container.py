@@ -337,7 +337,7 @@ class _Reader:
                          "record counts")
                 self.incomplete = True
                 return entries
-            (sig, _, _, flags, method, _, _, crc, csize, usize, name_len, extra_len,
+            (sig, _, needed, flags, method, _, _, crc, csize, usize, name_len, extra_len,
              comment_len, disk, _, _, offset) = _CDH.unpack_from(mv, pos)
             if sig != _SIG_CDH:
                 self.add("zip-not-a-zip", None,
@@ -356,7 +356,7 @@ class _Reader:
                 return entries
             entry = self.central_entry(i, bytes(mv[name_at:extra_at]),
                                        bytes(mv[extra_at : extra_at + extra_len]),
-                                       flags, method, crc, csize, usize, offset, disk)
+                                       needed, flags, method, crc, csize, usize, offset, disk)
             if entry is None:
                 self.incomplete = True
             else:
@@ -369,8 +369,8 @@ class _Reader:
                      "the central directory: the count is wrong or entries are hidden")
         return entries
 
-    def central_entry(self, i: int, raw: bytes, extra: bytes, flags: int, method: int,
-                      crc: int, csize: int, usize: int, offset: int,
+    def central_entry(self, i: int, raw: bytes, extra: bytes, needed: int, flags: int,
+                      method: int, crc: int, csize: int, usize: int, offset: int,
                       disk: int) -> _Entry | None:
         """Check one central entry on its own; None when its zip64 values cannot be resolved."""
         name: str | None
@@ -392,6 +392,11 @@ class _Reader:
             self.add("zip-member-encrypted", member,
                      f"member {label} is encrypted (flags 0x{flags:04x}); .ptn members are "
                      "stored in clear")
+        if needed & 0xFF > _VERSION_ZIP64:
+            self.add("zip-unsupported-version", member,
+                     f"member {label} needs zip version {(needed & 0xFF) / 10:.1f} to extract; "
+                     "stored members with zip64 need at most 4.5, and readers refuse higher "
+                     "versions (Python's zipfile above 6.3)")
         if method != 0:
             self.add("zip-member-compressed", member,
                      f"member {label} uses compression method {_method_name(method)}; .ptn "

@@ -36,8 +36,13 @@ MEMBERS = {
 }
 
 
-def write(members: dict[str, bytes], *, sized: bool = True, zip64_limit: int | None = None,
-          chunk: int = 97) -> bytes:
+def write(
+    members: dict[str, bytes],
+    *,
+    sized: bool = True,
+    zip64_limit: int | None = None,
+    chunk: int = 97,
+) -> bytes:
     """Our writer's archive of ``members``, data fed in ``chunk``-byte pieces."""
     out = io.BytesIO()
     kwargs = {} if zip64_limit is None else {"zip64_limit": zip64_limit}
@@ -48,8 +53,11 @@ def write(members: dict[str, bytes], *, sized: bool = True, zip64_limit: int | N
     return out.getvalue()
 
 
-def with_zipfile(members: Iterable[tuple[str, bytes]], compression: int = zipfile.ZIP_STORED,
-                 comment: bytes = b"") -> bytes:
+def with_zipfile(
+    members: Iterable[tuple[str, bytes]],
+    compression: int = zipfile.ZIP_STORED,
+    comment: bytes = b"",
+) -> bytes:
     out = io.BytesIO()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # duplicate names
@@ -179,12 +187,15 @@ def test_writer_checks_declared_size() -> None:
     assert long.value.rule == "zip-size-mismatch"
 
 
-@pytest.mark.parametrize(("name", "rule"), [
-    ("a\x00b", "zip-bad-member-name"),
-    ("", "zip-bad-member-name"),
-    ("\ud800", "zip-bad-member-name"),
-    ("dup", "zip-duplicate-member"),
-])
+@pytest.mark.parametrize(
+    ("name", "rule"),
+    [
+        ("a\x00b", "zip-bad-member-name"),
+        ("", "zip-bad-member-name"),
+        ("\ud800", "zip-bad-member-name"),
+        ("dup", "zip-duplicate-member"),
+    ],
+)
 def test_writer_rejects_bad_names(name: str, rule: str) -> None:
     w = ZipWriter(io.BytesIO())
     w.add("dup", [b""], 0)
@@ -206,11 +217,18 @@ def test_writer_accepts_numpy_style_buffers() -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.dictionaries(st.text(min_size=1, max_size=20).filter(lambda s: "\x00" not in s),
-                       st.binary(max_size=300), max_size=5),
-       st.booleans(), st.sampled_from([None, 0, 150]))
-def test_writer_roundtrip_property(members: dict[str, bytes], sized: bool,
-                                   limit: int | None) -> None:
+@given(
+    st.dictionaries(
+        st.text(min_size=1, max_size=20).filter(lambda s: "\x00" not in s),
+        st.binary(max_size=300),
+        max_size=5,
+    ),
+    st.booleans(),
+    st.sampled_from([None, 0, 150]),
+)
+def test_writer_roundtrip_property(
+    members: dict[str, bytes], sized: bool, limit: int | None
+) -> None:
     data = write(members, sized=sized, zip64_limit=limit)
     found, findings = read_members(data)
     assert findings == []
@@ -461,7 +479,8 @@ def test_unaligned_member_is_a_warning() -> None:
     data = with_zipfile([("program.ptg", b"abc")])
     members, findings = read_members(data)
     assert [(f.rule, f.severity, f.member) for f in findings] == [
-        ("zip-unaligned-member", "warning", "program.ptg")]
+        ("zip-unaligned-member", "warning", "program.ptg")
+    ]
     assert len(members) == 1
 
 
@@ -495,8 +514,7 @@ def _survives(data: bytes) -> None:
         assert result is None or result.rule == "zip-crc-mismatch"
 
 
-_fuzz = settings(max_examples=300, deadline=None,
-                 suppress_health_check=[HealthCheck.too_slow])
+_fuzz = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @_fuzz
@@ -508,8 +526,10 @@ def test_random_truncation(seed: bytes, data: st.DataObject) -> None:
 
 
 @_fuzz
-@given(st.sampled_from(_SEEDS),
-       st.lists(st.tuples(st.integers(0, 10**6), st.integers(1, 255)), min_size=1, max_size=8))
+@given(
+    st.sampled_from(_SEEDS),
+    st.lists(st.tuples(st.integers(0, 10**6), st.integers(1, 255)), min_size=1, max_size=8),
+)
 def test_random_byte_flips(seed: bytes, flips: list[tuple[int, int]]) -> None:
     mutated = bytearray(seed)
     for pos, mask in flips:
@@ -525,8 +545,12 @@ def test_random_insertions(seed: bytes, pos: int, blob: bytes) -> None:
 
 
 @_fuzz
-@given(st.sampled_from(_SEEDS), st.integers(0, 10**6), st.integers(0, 10**6),
-       st.sampled_from([0, 1, 0xFF, 0xFFFF, 0xFFFFFFFF, 2**31, 46, 64]))
+@given(
+    st.sampled_from(_SEEDS),
+    st.integers(0, 10**6),
+    st.integers(0, 10**6),
+    st.sampled_from([0, 1, 0xFF, 0xFFFF, 0xFFFFFFFF, 2**31, 46, 64]),
+)
 def test_random_field_values(seed: bytes, pos: int, width_pick: int, value: int) -> None:
     """Overwrite a little-endian field with a boundary value (sizes, counts, offsets)."""
     fmt = ["<B", "<H", "<I"][width_pick % 3]

@@ -1,0 +1,157 @@
+"""The Metadata API: construction, round trips, rejections by rule id, typed reads."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ptn import Metadata, PtnError
+from ptn.testing.strategies import BREAKERS, broken_metadata, valid_metadata
+
+LLM = {
+    "get_max_context_len": 4096,
+    "get_vocab_size": 32000,
+    "get_bos_id": 1,
+    "get_eos_ids": [2, 7],
+    "use_kv_cache": True,
+    "get_n_caches": 2,
+    "get_kv_heads": [8, 8],
+    "get_head_dims": [64, 64],
+    "get_windows": [512, 0],
+    "rope_theta": 10000.0,
+    "general.name": "tiny",
+}
+
+
+def rule_of(mapping: object) -> str:
+    with pytest.raises(PtnError) as info:
+        Metadata(mapping)  # type: ignore[arg-type]
+    assert info.value.member == "metadata.json"
+    return info.value.rule
+
+
+@given(valid_metadata())
+def test_round_trip_keeps_values_and_kinds(doc: dict) -> None:
+    m = Metadata(doc)
+    data = m.dumps()
+    again = Metadata.parse(data)
+    assert again == m
+    assert {k: again.kind(k) for k in again} == {k: m.kind(k) for k in m}
+    assert again.dumps() == data  # canonical: a second trip changes nothing
+
+
+@given(valid_metadata(), st.randoms())
+def test_dumps_is_deterministic_whatever_the_insertion_order(doc: dict, rnd) -> None:
+    items = list(doc.items())
+    rnd.shuffle(items)
+    assert Metadata(dict(items)).dumps() == Metadata(doc).dumps()
+
+
+@pytest.mark.parametrize("rule", sorted(BREAKERS))
+@given(data=st.data())
+def test_breaking_one_rule_reports_that_rule(rule: str, data: st.DataObject) -> None:
+    doc = data.draw(broken_metadata(rule))
+    assert rule_of(doc) == rule
+
+
+def test_kinds_are_kept_exactly() -> None:
+    m = Metadata.parse(b'{"i":1,"f":1.0,"b":true,"fl":[1,2.5],"il":[1,2],"e":[]}')
+    assert [m.kind(k) for k in ("i", "f", "b", "fl", "il", "e")] == [
+        "int", "float", "bool", "floats", "ints", "list",
+    ]  # fmt: skip
+    assert m.dumps() == b'{"b":true,"e":[],"f":1.0,"fl":[1.0,2.5],"i":1,"il":[1,2]}\n'
+    assert Metadata({"a": 1}) != Metadata({"a": 1.0}) != Metadata({"a": True})
+
+
+def test_numpy_values_are_converted() -> None:
+    m = Metadata({
+        "a": np.int32(3), "b": np.float32(0.5), "c": np.bool_(True),
+        "d": np.arange(3, dtype=np.int64), "e": np.array([0.5, 1.5]), "f": np.str_("x"),
+    })  # fmt: skip
+    assert m.to_dict() == {"a": 3, "b": 0.5, "c": True, "d": [0, 1, 2], "e": [0.5, 1.5], "f": "x"}
+    assert [m.kind(k) for k in "abcdef"] == ["int", "float", "bool", "ints", "floats", "str"]
+    assert rule_of({"a": np.zeros((2, 2))}) == "metadata-nested-list"
+    assert rule_of({"a": np.float64("nan")}) == "metadata-nonfinite-float"
+
+
+@pytest.mark.parametrize(
+    ("mapping", "rule"),
+    [
+        ({"get_vocab_size": True}, "llm-wrong-type"),
+        ({"get_vocab_size": 5.0}, "llm-wrong-type"),
+        ({"a": math.inf}, "metadata-nonfinite-float"),
+        ({"a": [1.0, -math.inf]}, "metadata-nonfinite-float"),
+        ({"a": 2**63}, "metadata-int-out-of-range"),
+        ({"a": (1, (2,))}, "metadata-nested-list"),
+        ({"a": [1, "x"]}, "metadata-mixed-list"),
+        ({"a": None}, "metadata-invalid-value"),
+        ({"a": b"bytes"}, "metadata-invalid-value"),
+        ({1: 1}, "metadata-invalid-name"),
+        ({"a\n": 1}, "metadata-invalid-name"),
+        ({"a": "\ud800"}, "json-lone-surrogate"),
+        ([("a", 1)], "metadata-not-object"),
+    ],
+)
+def test_rejections_from_python(mapping: object, rule: str) -> None:
+    assert rule_of(mapping) == rule
+
+
+def test_error_carries_pointer_and_readable_message() -> None:
+    with pytest.raises(PtnError) as info:
+        Metadata({"get_eos_ids": [1, 40000], "get_vocab_size": 32000})
+    err = info.value
+    assert (err.rule, err.member, err.pointer) == (
+        "llm-token-id-out-of-range", "metadata.json", "/get_eos_ids/1",
+    )  # fmt: skip
+    assert "40000" in str(err) and "get_vocab_size" in str(err)
+
+
+def test_typed_reads() -> None:
+    m = Metadata(LLM)
+    assert m.metadata_int("get_vocab_size") == 32000
+    assert m.metadata_ints("get_windows") == [512, 0]
+    assert m.metadata_float("rope_theta") == 10000.0
+    assert m.metadata_float("get_vocab_size") == 32000.0  # a float read accepts an integer
+    assert m.metadata_floats("get_windows") == [512.0, 0.0]
+    assert m.metadata_str("general.name") == "tiny"
+    assert m.metadata_bool("use_kv_cache") is True
+    assert Metadata({"s": ["a"], "b": [True], "e": []}).metadata_strs("s") == ["a"]
+    assert Metadata({"b": [True]}).metadata_bools("b") == [True]
+    assert Metadata({"e": []}).metadata_ints("e") == []
+    assert m["get_windows"] == (512, 0) and len(m) == len(LLM)
+
+
+@pytest.mark.parametrize(
+    ("read", "rule"),
+    [
+        (lambda m: m.metadata_int("missing"), "metadata-missing-name"),
+        (lambda m: m.metadata_int("rope_theta"), "metadata-wrong-kind"),
+        (lambda m: m.metadata_int("use_kv_cache"), "metadata-wrong-kind"),
+        (lambda m: m.metadata_bool("get_bos_id"), "metadata-wrong-kind"),
+        (lambda m: m.metadata_ints("rope_theta"), "metadata-wrong-kind"),
+        (lambda m: m.metadata_str("get_windows"), "metadata-wrong-kind"),
+        (lambda m: m.metadata_float("general.name"), "metadata-wrong-kind"),
+        (lambda m: m.metadata_int("get_vocab_size", maximum=255), "metadata-read-out-of-range"),
+        (lambda m: m.metadata_ints("get_windows", minimum=1), "metadata-read-out-of-range"),
+        (lambda m: m.kind("nope"), "metadata-missing-name"),
+    ],
+)
+def test_typed_read_errors_are_distinct(read, rule: str) -> None:
+    with pytest.raises(PtnError) as info:
+        read(Metadata(LLM))
+    assert info.value.rule == rule
+
+
+def test_generated_model_is_the_typed_view() -> None:
+    model = Metadata(LLM).model
+    assert model.get_vocab_size == 32000
+    assert [h.root for h in model.get_kv_heads] == [8, 8]
+
+
+def test_empty_metadata_is_valid() -> None:
+    assert Metadata.parse(b"{}").dumps() == b"{}\n"
+    assert len(Metadata()) == 0

@@ -1,0 +1,36 @@
+"""The shared metadata corpus: every language runner must print the manifest's verdicts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ptn.conformance.runners import LANGUAGES, run
+
+VECTORS = Path(__file__).resolve().parent / "vectors" / "metadata"
+MANIFEST = json.loads((VECTORS / "manifest.json").read_text())
+
+
+def expected_lines() -> list[str]:
+    lines = []
+    for rel, case in MANIFEST.items():
+        path = str(VECTORS / rel)
+        rule = case.get("rule")
+        lines.append(f"{path}\tvalid" if case["verdict"] == "valid" else f"{path}\tinvalid\t{rule}")
+    return lines
+
+
+def test_manifest_lists_exactly_the_files() -> None:
+    on_disk = {p.relative_to(VECTORS).as_posix() for p in VECTORS.glob("*/*.json")}
+    assert on_disk == set(MANIFEST)
+    for rel, case in MANIFEST.items():
+        assert rel.split("/")[0] == case["verdict"]
+        assert (case["verdict"] == "invalid") == ("rule" in case)
+
+
+@pytest.mark.parametrize("lang", sorted(LANGUAGES))
+def test_runner_matches_manifest(lang: str) -> None:
+    files = [str(VECTORS / rel) for rel in MANIFEST]
+    assert run(lang, files).splitlines() == expected_lines()
