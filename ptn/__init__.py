@@ -18,6 +18,11 @@ _EXPORTS = {
     "Report": "ptn.errors",
     "parse_json": "ptn.json_strict",
     "Metadata": "ptn.metadata",
+    "Package": "ptn.package",
+    "load": "ptn.package",
+    "read_metadata": "ptn.package",
+    "save": "ptn.package",
+    "validate": "ptn.validation",
 }
 
 __all__ = ["SPEC_VERSION", *sorted(_EXPORTS)]
@@ -26,6 +31,8 @@ if TYPE_CHECKING:
     from ptn.errors import Finding, PtnError, Report
     from ptn.json_strict import parse_json
     from ptn.metadata import Metadata
+    from ptn.package import Package, load, read_metadata, save
+    from ptn.validation import validate
 
 
 def __getattr__(name: str) -> Any:

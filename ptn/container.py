@@ -63,7 +63,10 @@ _U16MAX = 0xFFFF
 
 _FLAG_ENCRYPTED = 0x0001
 _FLAG_DESCRIPTOR = 0x0008
+_FLAG_PATCHED = 0x0020  # "compressed patched data": a compression scheme
 _FLAG_STRONG_ENCRYPTION = 0x0040
+_FLAG_MASKED_HEADERS = 0x2000  # central-directory encryption masks local header values
+_FLAGS_ENCRYPTION = _FLAG_ENCRYPTED | _FLAG_STRONG_ENCRYPTION | _FLAG_MASKED_HEADERS
 _FLAG_UTF8 = 0x0800
 # Flag bits that change how a reader finds or decodes a member: local and central must agree.
 _FLAGS_COMPARED = _FLAG_ENCRYPTED | _FLAG_DESCRIPTOR | _FLAG_STRONG_ENCRYPTION | _FLAG_UTF8
@@ -388,7 +391,7 @@ class _Reader:
                          "a name containing a NUL character" if name else "an empty name")
                      + "; member names are non-empty and NUL-free")
         member = name
-        if flags & (_FLAG_ENCRYPTED | _FLAG_STRONG_ENCRYPTION):
+        if flags & _FLAGS_ENCRYPTION:
             self.add("zip-member-encrypted", member,
                      f"member {label} is encrypted (flags 0x{flags:04x}); .ptn members are "
                      "stored in clear")
@@ -401,6 +404,10 @@ class _Reader:
             self.add("zip-member-compressed", member,
                      f"member {label} uses compression method {_method_name(method)}; .ptn "
                      "members are STORED (method 0) so they can be mapped without copying")
+        elif flags & _FLAG_PATCHED:
+            self.add("zip-member-compressed", member,
+                     f"member {label} sets flag bit 5 (compressed patched data); .ptn members "
+                     "are plain STORED data")
         fields = _parse_extra(extra)
         want = [w for w, v in (("uncompressed size", usize), ("compressed size", csize),
                                ("local header offset", offset)) if v == _U32]

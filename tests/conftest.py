@@ -42,6 +42,18 @@ errors.PtnError.__init__ = _recording_error_init  # type: ignore[method-assign]
 errors.Finding.__init__ = _recording_finding_init  # type: ignore[method-assign]
 
 
+WHOLE_SUITE = pytest.StashKey[bool]()
+LAST = "test_every_specified_rule_is_raised_by_some_test"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Run the spec-coverage test last, and note whether every test module was selected."""
+    items.sort(key=lambda item: item.name == LAST)
+    modules = {Path(str(item.fspath)).name for item in items}
+    every = {p.name for p in Path(__file__).parent.glob("test_*.py")}
+    config.stash[WHOLE_SUITE] = modules == every and not config.option.keyword
+
+
 @pytest.fixture(scope="session")
 def raised_rules() -> set[str]:
     return RAISED_RULES

@@ -1,0 +1,295 @@
+"""``ptn.load``, ``ptn.read_metadata`` and ``ptn.save``: whole packages in Python.
+
+Loading memory-maps the file and validates its structure (fast mode) first;
+constants are zero-copy numpy views created on first access, so resident
+memory grows only with what is touched. Saving validates everything before
+touching the destination, streams each tensor once into a temporary file
+beside it (CRC-32 on the fly), fsyncs and renames: the old file survives any
+failure, and the same inputs always give the same bytes.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from itertools import chain
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ptn.aliases import dumps_aliases, fold_duplicates
+from ptn.container import ZipWriter
+from ptn.errors import Finding, PtnError
+from ptn.members import ALIASES, METADATA, PTG, SAFETENSORS, ptg_findings
+from ptn.metadata import Metadata
+from ptn.tensors import METADATA_KEY, TensorInfo, dtype_of, plan_layout, tensor_bytes, tensor_view
+from ptn.validation import Parsed, iter_findings
+
+
+@dataclass(frozen=True)
+class Constant:
+    """One constant: ``owner`` is the key whose bytes it shares (itself unless an alias)."""
+
+    key: str
+    owner: str
+    dtype: str
+    shape: tuple[int, ...]
+    array: np.ndarray
+
+
+class Constants(Mapping[str, np.ndarray]):
+    """Lazy mapping key -> zero-copy array; aliases resolve to their owner's bytes."""
+
+    def __init__(self, package: Package) -> None:
+        self._package = package
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        return self._package.constant(key).array
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._package.keys())
+
+    def __len__(self) -> int:
+        return len(self._package.keys())
+
+
+def _first_error(findings: Iterable[Finding]) -> PtnError | None:
+    for f in findings:
+        if f.severity == "error":
+            return PtnError(f.rule, f.message, member=f.member, pointer=f.pointer)
+    return None
+
+
+class Package:
+    """An open, structurally valid package. Use as a context manager or call ``close``."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        try:
+            with open(self.path, "rb") as f:
+                if os.fstat(f.fileno()).st_size == 0:
+                    raise PtnError("zip-not-a-zip", "the file is empty")
+                self._mmap = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except OSError as exc:
+            raise PtnError("ptn-io-error", f"cannot read {self.path!r}: {exc.strerror}") from None
+        self._buf = memoryview(self._mmap)
+        parsed = Parsed()
+        findings = list(iter_findings(self._buf, deep=False, parsed=parsed))
+        error = _first_error(findings)
+        if error is not None:
+            self.close()
+            raise error
+        self.warnings = [f for f in findings if f.severity == "warning"]
+        self._parsed = parsed
+        self.aliases: dict[str, str] = dict(parsed.aliases)
+        self.metadata: Metadata | None = parsed.metadata
+        ptg = parsed.members[PTG]
+        self.program = self._buf[ptg.data_offset : ptg.data_offset + ptg.size]
+        st = parsed.members.get(SAFETENSORS)
+        self._st = self._buf[st.data_offset : st.data_offset + st.size] if st else memoryview(b"")
+        self.constants = Constants(self)
+
+    def keys(self) -> list[str]:
+        """Every constant key, owners and aliases, sorted."""
+        return sorted(chain(self._parsed.tensors, self.aliases))
+
+    def owner_keys(self) -> list[str]:
+        """Keys that own bytes in program.safetensors, sorted."""
+        return sorted(self._parsed.tensors)
+
+    def _info(self, key: str) -> TensorInfo:
+        owner = self.aliases.get(key, key)
+        info = self._parsed.tensors.get(owner)
+        if info is None:
+            raise KeyError(key)
+        return info
+
+    def constant(self, key: str) -> Constant:
+        """The constant ``key`` (an alias gives its owner's bytes); KeyError if absent."""
+        info = self._info(key)
+        array = tensor_view(self._st, self._parsed.data_start, info)
+        return Constant(key, info.key, info.dtype, info.shape, array)
+
+    def to_torch(self) -> dict[str, Any]:
+        """Every constant as a torch tensor sharing the mapped memory (needs torch)."""
+        from ptn.torch import to_torch
+
+        return {key: to_torch(self.constant(key).array) for key in self.keys()}
+
+    def _metadata(self) -> Metadata:
+        if self.metadata is None:
+            raise PtnError(
+                "metadata-missing-name", "the package has no metadata.json", member=METADATA
+            )
+        return self.metadata
+
+    def metadata_int(self, name: str, **bounds: int) -> int:
+        return self._metadata().metadata_int(name, **bounds)
+
+    def metadata_ints(self, name: str, **bounds: int) -> list[int]:
+        return self._metadata().metadata_ints(name, **bounds)
+
+    def metadata_float(self, name: str) -> float:
+        return self._metadata().metadata_float(name)
+
+    def metadata_floats(self, name: str) -> list[float]:
+        return self._metadata().metadata_floats(name)
+
+    def metadata_str(self, name: str) -> str:
+        return self._metadata().metadata_str(name)
+
+    def metadata_strs(self, name: str) -> list[str]:
+        return self._metadata().metadata_strs(name)
+
+    def metadata_bool(self, name: str) -> bool:
+        return self._metadata().metadata_bool(name)
+
+    def metadata_bools(self, name: str) -> list[bool]:
+        return self._metadata().metadata_bools(name)
+
+    def close(self) -> None:
+        """Release the mapping; arrays still referenced keep it alive until they go."""
+        for view in ("program", "_st", "_buf"):
+            mv = getattr(self, view, None)
+            if isinstance(mv, memoryview):
+                try:
+                    mv.release()
+                except BufferError:
+                    return
+        try:
+            self._mmap.close()
+        except BufferError:
+            pass  # numpy views still use it; the OS unmaps when they are collected
+
+    def __enter__(self) -> Package:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def load(path: str | os.PathLike[str]) -> Package:
+    """Open and validate (fast mode) a package; raise ``PtnError`` on the first error."""
+    return Package(path)
+
+
+def read_metadata(path: str | os.PathLike[str]) -> Metadata | None:
+    """Only the metadata (None when the package has none), after the container checks."""
+    with load(path) as pkg:
+        return pkg.metadata
+
+
+def _as_numpy(value: Any, key: str) -> np.ndarray:
+    if isinstance(value, np.ndarray):
+        return value
+    if type(value).__module__.startswith("torch"):
+        from ptn.torch import to_numpy
+
+        return to_numpy(value)
+    raise PtnError(
+        "st-unsupported-dtype",
+        f"constant {key!r} is a {type(value).__name__}; give a numpy array or tensor",
+        member=SAFETENSORS,
+    )
+
+
+def _check_inputs(
+    program: bytes | memoryview, constants: Mapping[str, Any], mutable_keys: Iterable[str]
+) -> tuple[dict[str, np.ndarray], set[str]]:
+    error = _first_error(ptg_findings(memoryview(program)))
+    if error is not None:
+        raise error
+    arrays = {}
+    for key, value in constants.items():
+        if not isinstance(key, str) or not key or key == METADATA_KEY:
+            raise PtnError(
+                "st-reserved-key" if key == METADATA_KEY else "st-entry-invalid",
+                f"constant key {key!r} is not allowed",
+                member=SAFETENSORS,
+            )
+        arrays[key] = _as_numpy(value, key)
+        dtype_of(arrays[key])  # raises st-unsupported-dtype
+    mutable = set(mutable_keys)
+    unknown = mutable - set(arrays)
+    if unknown:
+        raise PtnError(
+            "st-entry-invalid",
+            f"mutable keys without a constant: {sorted(unknown)}",
+            member=SAFETENSORS,
+        )
+    return arrays, mutable
+
+
+def save(
+    path: str | os.PathLike[str],
+    program: bytes | bytearray | memoryview,
+    constants: Mapping[str, Any] | None = None,
+    metadata: Mapping[str, Any] | Metadata | None = None,
+    mutable_keys: Iterable[str] = (),
+) -> None:
+    """Write a package atomically and reproducibly; see the module docstring."""
+    meta = metadata if isinstance(metadata, Metadata) or metadata is None else Metadata(metadata)
+    arrays, mutable = _check_inputs(program, constants or {}, mutable_keys)
+    owners, aliases = fold_duplicates(arrays, mutable)
+    prefix, layout = plan_layout(
+        [(k, dtype_of(a), tuple(a.shape), a.nbytes) for k, a in owners.items()]
+    )
+    members: list[tuple[str, Iterable[bytes | memoryview], int]] = [
+        (PTG, [memoryview(program)], len(program))
+    ]
+    if owners:
+        chunks = chain([prefix], (tensor_bytes(owners[key]) for key, _, _ in layout))
+        members.append(
+            (SAFETENSORS, chunks, len(prefix) + sum(owners[k].nbytes for k, _, _ in layout))
+        )
+    if aliases:
+        members.append((ALIASES, [dumps_aliases(aliases)], -1))
+    if meta is not None:
+        members.append((METADATA, [meta.dumps()], -1))
+    write_atomically(path, members)
+
+
+def write_atomically(
+    path: str | os.PathLike[str], members: list[tuple[str, Iterable[bytes | memoryview], int]]
+) -> None:
+    """Write members (name, chunks, size or -1) to a temp file beside ``path``, then rename."""
+    dest = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent or ".")
+    try:
+        with os.fdopen(fd, "w+b") as f:
+            with ZipWriter(f) as zw:
+                for name, chunks, size in members:
+                    if size < 0:
+                        data = b"".join(chunks)
+                        zw.add(name, [data], len(data))
+                    else:
+                        zw.add(name, chunks, size)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, dest)
+    except BaseException as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(exc, PtnError) or not isinstance(exc, Exception):
+            raise
+        raise PtnError("ptn-write-failed", f"writing {os.fspath(path)!r} failed: {exc}") from exc
+    _fsync_dir(dest.parent)
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory or ".", os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

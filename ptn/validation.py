@@ -1,0 +1,114 @@
+"""Whole-package validation: every finding, from the container inwards.
+
+Fast mode reads the zip directory, the local headers, the safetensors header
+and the small JSON members; its cost does not depend on the size of the
+constants. Deep mode adds a streamed CRC-32 of every member.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from ptn.aliases import read_aliases
+from ptn.container import Member, check_crc, read_members
+from ptn.errors import Finding, PtnError, Report
+from ptn.members import ALIASES, METADATA, PTG, SAFETENSORS, membership_findings, ptg_findings
+from ptn.metadata import Metadata
+from ptn.tensors import TensorInfo, read_header
+
+
+@dataclass
+class Parsed:
+    """What validation learned, for ``ptn.load`` to build on without parsing twice."""
+
+    members: dict[str, Member] = field(default_factory=dict)
+    tensors: dict[str, TensorInfo] = field(default_factory=dict)
+    data_start: int = 0
+    aliases: dict[str, str] = field(default_factory=dict)
+    metadata: Metadata | None = None
+
+
+@contextmanager
+def mapped(path: str | os.PathLike[str]) -> Iterator[memoryview]:
+    """The file as a read-only memoryview (mmap; empty files give an empty view)."""
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size == 0:
+                yield memoryview(b"")
+                return
+            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+                view = memoryview(mm)
+                try:
+                    yield view
+                finally:
+                    view.release()
+    except OSError as exc:
+        raise PtnError(
+            "ptn-io-error", f"cannot read {os.fspath(path)!r}: {exc.strerror or exc}"
+        ) from None
+
+
+def _member_view(buf: memoryview, member: Member) -> memoryview:
+    return buf[member.data_offset : member.data_offset + member.size]
+
+
+def iter_findings(
+    buf: memoryview, deep: bool = False, parsed: Parsed | None = None
+) -> Iterator[Finding]:
+    """Every finding for the package in ``buf``: container first, then each member."""
+    parsed = parsed if parsed is not None else Parsed()
+    try:
+        members, found = read_members(buf)
+    except PtnError as err:
+        yield err.to_finding()
+        return
+    yield from found
+    yield from membership_findings([m.name for m in members])
+    parsed.members = {m.name: m for m in members}
+    by_name = parsed.members
+    if PTG in by_name:
+        yield from ptg_findings(_member_view(buf, by_name[PTG]))
+    if SAFETENSORS in by_name:
+        try:
+            parsed.tensors, start, found = read_header(_member_view(buf, by_name[SAFETENSORS]))
+            parsed.data_start = start
+            yield from found
+        except PtnError as err:
+            yield err.with_member(SAFETENSORS).to_finding()
+    if ALIASES in by_name:
+        try:
+            parsed.aliases, found = read_aliases(
+                bytes(_member_view(buf, by_name[ALIASES])), set(parsed.tensors)
+            )
+            yield from found
+        except PtnError as err:
+            yield err.with_member(ALIASES).to_finding()
+    if METADATA in by_name:
+        try:
+            parsed.metadata = Metadata.parse(_member_view(buf, by_name[METADATA]))
+        except PtnError as err:
+            yield err.with_member(METADATA).to_finding()
+    if deep:
+        for member in members:
+            finding = check_crc(buf, member)
+            if finding is not None:
+                yield finding
+
+
+def validate(path: str | os.PathLike[str], deep: bool = False) -> Report:
+    """Check one file against every rule of spec.md; never raises for bad content.
+
+    I/O problems are reported as a ``ptn-io-error`` finding.
+    """
+    report = Report(os.fspath(path))
+    try:
+        with mapped(path) as buf:
+            report.findings.extend(iter_findings(buf, deep))
+    except PtnError as err:
+        report.findings.append(err.to_finding())
+    return report

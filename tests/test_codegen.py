@@ -1,0 +1,71 @@
+"""`ptn codegen`: deterministic, drift-checked, and driven only by the schema."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ptn.codegen import render_all, stale_files, write_all
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_generated_files_are_current() -> None:
+    assert stale_files(render_all()) == []
+
+
+def test_generated_files_say_do_not_edit() -> None:
+    for rel in render_all():
+        if rel.endswith(".py"):
+            assert "DO NOT EDIT" in (REPO / rel).read_text().splitlines()[0]
+
+
+def test_check_command_exits_zero_when_current() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "ptn.cli", "codegen", "--check"], capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+
+
+@pytest.fixture
+def repo_copy(tmp_path: Path) -> Path:
+    for name in ("schema", "generated", "spec.md"):
+        src = REPO / name
+        if src.is_dir():
+            shutil.copytree(src, tmp_path / name, ignore=shutil.ignore_patterns("node_modules"))
+        else:
+            shutil.copy(src, tmp_path / name)
+    return tmp_path
+
+
+def test_new_well_known_name_flows_everywhere(repo_copy: Path) -> None:
+    path = repo_copy / "schema" / "metadata.schema.json"
+    schema = json.loads(path.read_text())
+    schema["properties"]["get_rope_base"] = {"description": "RoPE base.", "type": "number"}
+    path.write_text(json.dumps(schema, indent=2))
+    outputs = render_all(repo_copy)
+    stale = stale_files(outputs, repo_copy)
+    assert "spec.md" in stale
+    assert "generated/python/ptn_generated/metadata_rules.py" in stale
+    assert "generated/python/ptn_generated/metadata_model.py" in stale
+    assert "get_rope_base" in outputs["spec.md"]
+    write_all(outputs, repo_copy)
+    assert stale_files(render_all(repo_copy), repo_copy) == []
+
+
+def test_stray_file_is_reported_and_never_deleted(repo_copy: Path) -> None:
+    stray = repo_copy / "generated" / "python" / "stray.py"
+    stray.write_text("x = 1\n")
+    outputs = render_all(repo_copy)
+    assert "generated/python/stray.py" in stale_files(outputs, repo_copy)
+    write_all(outputs, repo_copy)
+    assert stray.exists()
+
+
+def test_rendering_is_deterministic() -> None:
+    assert render_all() == render_all()
