@@ -293,3 +293,36 @@ def _fsync_dir(directory: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+_COPY_CHUNK = 16 << 20
+
+
+def _chunks(view: memoryview) -> Iterator[memoryview]:
+    for start in range(0, len(view), _COPY_CHUNK):
+        yield view[start : start + _COPY_CHUNK]
+
+
+def rewrite_metadata(
+    path: str | os.PathLike[str],
+    metadata: Mapping[str, Any] | Metadata | None,
+    output: str | os.PathLike[str] | None = None,
+) -> None:
+    """Replace a package's metadata (None removes it), streaming every other member.
+
+    The new metadata is validated before anything is written; the rewrite is
+    atomic, to ``output`` when given, else in place.
+    """
+    meta = metadata if isinstance(metadata, Metadata) or metadata is None else Metadata(metadata)
+    if meta is not None and len(meta) == 0:
+        meta = None  # writers omit the member rather than write {}
+    with load(path) as pkg:
+        members: list[tuple[str, Iterable[bytes | memoryview], int]] = []
+        for name in (PTG, SAFETENSORS, ALIASES):
+            member = pkg._parsed.members.get(name)
+            if member is not None:
+                view = pkg._buf[member.data_offset : member.data_offset + member.size]
+                members.append((name, _chunks(view), member.size))
+        if meta is not None:
+            members.append((METADATA, [meta.dumps()], -1))
+        write_atomically(output if output is not None else path, members)

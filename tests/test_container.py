@@ -385,6 +385,19 @@ def test_encrypted_flag() -> None:
     assert _error_rules(mutated) == {"zip-member-encrypted"}
 
 
+def test_unsupported_version() -> None:
+    data = write(MEMBERS)
+    mutated = patch(data, cd_entries(data)["aliases.json"] + 6, "<H", 63)
+    assert _error_rules(mutated) == {"zip-unsupported-version"}
+
+
+def test_patched_data_flag_counts_as_compression() -> None:
+    data = write(MEMBERS)
+    mutated = patch(data, 6, "<H", 0x20)
+    mutated = patch(mutated, cd_entries(data)["program.ptg"] + 8, "<H", 0x20)
+    assert _error_rules(mutated) == {"zip-member-compressed"}
+
+
 def test_size_mismatch() -> None:
     data = write({"a": b"123"})
     mutated = patch(data, cd_entries(data)["a"] + 24, "<I", 7)  # uncompressed size

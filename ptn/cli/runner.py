@@ -1,0 +1,96 @@
+"""Validate many files across worker processes, each under a time limit."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from ptn.errors import Finding
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _on_alarm(signum: int, frame: object) -> None:
+    raise _Timeout
+
+
+def check_one(path: str, deep: bool, time_limit: float) -> tuple[str, list[Finding]]:
+    """Validate one file; a file that exceeds ``time_limit`` seconds gets ``ptn-timeout``."""
+    from ptn.validation import validate
+
+    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, time_limit)
+    try:
+        return path, validate(path, deep=deep).findings
+    except _Timeout:
+        return path, [
+            Finding(
+                "ptn-timeout",
+                "error",
+                None,
+                None,
+                f"validation took longer than {time_limit:g} s and was stopped",
+            )
+        ]
+    except Exception as exc:  # a bug of ours must not take the other files down
+        return path, [
+            Finding(
+                "ptn-io-error",
+                "error",
+                None,
+                None,
+                f"internal error while validating: {type(exc).__name__}: {exc}",
+            )
+        ]
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def find_packages(paths: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Files to check (directories searched recursively for *.ptn) and usage problems."""
+    files: list[str] = []
+    problems: list[str] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found = sorted(str(p) for p in path.rglob("*.ptn") if p.is_file())
+            if not found:
+                problems.append(f"{raw}: directory holds no .ptn file")
+            files.extend(found)
+        elif path.exists():
+            files.append(raw)
+        else:
+            problems.append(f"{raw}: no such file or directory")
+    return files, problems
+
+
+def run_all(
+    files: Sequence[str],
+    deep: bool,
+    jobs: int,
+    time_limit: float,
+    progress: Callable[[], None] | None = None,
+) -> Iterator[tuple[str, list[Finding]]]:
+    """Results in input order; ``jobs`` worker processes (1 = in this process)."""
+    if jobs <= 1 or len(files) <= 1:
+        for path in files:
+            yield check_one(path, deep, time_limit)
+            if progress:
+                progress()
+        return
+    with ProcessPoolExecutor(max_workers=min(jobs, len(files))) as pool:
+        futures = [pool.submit(check_one, path, deep, time_limit) for path in files]
+        for future in futures:
+            yield future.result()
+            if progress:
+                progress()
+
+
+def default_jobs() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
