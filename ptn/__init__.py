@@ -25,7 +25,19 @@ _EXPORTS = {
     "validate": "ptn.validation",
 }
 
-__all__ = ["SPEC_VERSION", *sorted(_EXPORTS)]
+__all__ = [
+    "SPEC_VERSION",
+    "Finding",
+    "Metadata",
+    "Package",
+    "PtnError",
+    "Report",
+    "load",
+    "parse_json",
+    "read_metadata",
+    "save",
+    "validate",
+]
 
 if TYPE_CHECKING:
     from ptn.errors import Finding, PtnError, Report

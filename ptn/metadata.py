@@ -16,12 +16,11 @@ from itertools import compress, repeat
 from operator import is_
 from typing import Any, TypeVar
 
-from ptn_generated import metadata_rules as tables
-
 from ptn.errors import PtnError, pointer
 from ptn.json_strict import dumps_json, parse_json_fast
 from ptn.model_glue import INT64_MAX, INT64_MIN
 from ptn.rules import check_cross_field
+from ptn_generated import metadata_rules as tables
 
 MEMBER = "metadata.json"
 Scalar = bool | int | float | str
@@ -73,7 +72,10 @@ def _scalar(value: Any, name: str, *where: int) -> tuple[str, Scalar]:
         )
     if kind == "float" and not math.isfinite(value):
         raise _error(
-            "metadata-nonfinite-float", f"{value} is not finite; write a finite number", name, *where
+            "metadata-nonfinite-float",
+            f"{value} is not finite; write a finite number",
+            name,
+            *where,
         )
     if kind == "str" and _SURROGATE.search(value):
         raise _error("json-lone-surrogate", "string holds a lone surrogate", name, *where)
@@ -139,7 +141,9 @@ def _check_well_known(name: str, spec: tuple[Any, ...], value: Stored) -> None:
     kind = _kind_of(value)
     if kind != expected and not (kind == "list" and expected.endswith("s")):
         raise _error(
-            "llm-wrong-type", f"{name} must be {_KIND_WORDS[expected]}, got {_KIND_WORDS[kind]}", name
+            "llm-wrong-type",
+            f"{name} must be {_KIND_WORDS[expected]}, got {_KIND_WORDS[kind]}",
+            name,
         )
     items = value if isinstance(value, list) else (value,)
     if min_items is not None and len(items) < min_items:

@@ -27,7 +27,7 @@ from ptn.errors import Finding, PtnError
 from ptn.members import ALIASES, METADATA, PTG, SAFETENSORS, ptg_findings
 from ptn.metadata import Metadata
 from ptn.tensors import METADATA_KEY, TensorInfo, dtype_of, plan_layout, tensor_bytes, tensor_view
-from ptn.validation import Parsed, iter_findings
+from ptn.validation import Parsed, close_mapping, iter_findings
 
 
 @dataclass(frozen=True)
@@ -153,17 +153,10 @@ class Package:
 
     def close(self) -> None:
         """Release the mapping; arrays still referenced keep it alive until they go."""
-        for view in ("program", "_st", "_buf"):
-            mv = getattr(self, view, None)
-            if isinstance(mv, memoryview):
-                try:
-                    mv.release()
-                except BufferError:
-                    return
-        try:
-            self._mmap.close()
-        except BufferError:
-            pass  # numpy views still use it; the OS unmaps when they are collected
+        for view in (self.__dict__.get("program"), self.__dict__.get("_st")):
+            if isinstance(view, memoryview):
+                view.release()
+        close_mapping(self._buf, self._mmap)
 
     def __enter__(self) -> Package:
         return self

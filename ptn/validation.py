@@ -7,6 +7,7 @@ constants. Deep mode adds a streamed CRC-32 of every member.
 
 from __future__ import annotations
 
+import gc
 import mmap
 import os
 from collections.abc import Iterator
@@ -41,16 +42,32 @@ def mapped(path: str | os.PathLike[str]) -> Iterator[memoryview]:
             if size == 0:
                 yield memoryview(b"")
                 return
-            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-                view = memoryview(mm)
-                try:
-                    yield view
-                finally:
-                    view.release()
+            mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+            view = memoryview(mm)
+            try:
+                yield view
+            finally:
+                close_mapping(view, mm)
     except OSError as exc:
         raise PtnError(
             "ptn-io-error", f"cannot read {os.fspath(path)!r}: {exc.strerror or exc}"
         ) from None
+
+
+def close_mapping(view: memoryview, mm: mmap.mmap) -> None:
+    """Unmap now if nothing still points into the mapping, else when the last view goes.
+
+    A caught PtnError's traceback can keep a slice alive in a reference cycle;
+    one collection frees it. Arrays handed to a caller legitimately keep it mapped.
+    """
+    for attempt in range(2):
+        try:
+            view.release()
+            mm.close()
+            return
+        except BufferError:
+            if attempt == 0:
+                gc.collect()
 
 
 def _member_view(buf: memoryview, member: Member) -> memoryview:

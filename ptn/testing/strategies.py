@@ -212,7 +212,7 @@ BREAKERS: dict[str, Breaker] = {
     "metadata-invalid-name": _bad_name,
     "metadata-invalid-value": _with_generic(
         st.none() | st.dictionaries(st.text(max_size=2), st.integers(), max_size=2)
-    ),  # noqa: E501
+    ),
     "metadata-int-out-of-range": _with_generic(
         st.integers(INT64_MAX + 1)
         | st.integers(max_value=INT64_MIN - 1)
