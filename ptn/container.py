@@ -78,8 +78,15 @@ _VERSION_ZIP64 = 45  # 4.5: zip64
 _MADE_BY_UNIX = 3 << 8
 _EXTERNAL_ATTR = 0o100644 << 16  # regular file, rw-r--r--, so unzip creates sane files
 
-_METHOD_NAMES = {8: "deflate", 9: "deflate64", 12: "bzip2", 14: "lzma", 93: "zstd", 95: "xz",
-                 99: "AES"}
+_METHOD_NAMES = {
+    8: "deflate",
+    9: "deflate64",
+    12: "bzip2",
+    14: "lzma",
+    93: "zstd",
+    95: "xz",
+    99: "AES",
+}
 
 
 @dataclass(frozen=True)
@@ -156,8 +163,9 @@ class _Reader:
 
     # -- helpers -------------------------------------------------------------------------
 
-    def add(self, rule: str, member: str | None, message: str,
-            severity: Severity = "error") -> None:
+    def add(
+        self, rule: str, member: str | None, message: str, severity: Severity = "error"
+    ) -> None:
         key = (rule, severity)
         count = self.counts.get(key, 0) + 1
         self.counts[key] = count
@@ -170,10 +178,16 @@ class _Reader:
     def finish(self) -> list[Finding]:
         for (rule, severity), count in self.counts.items():
             if count > MAX_FINDINGS_PER_RULE:
-                self.findings.append(Finding(
-                    rule, severity, None, None,
-                    f"{count - MAX_FINDINGS_PER_RULE} more findings of this rule are not listed",
-                ))
+                self.findings.append(
+                    Finding(
+                        rule,
+                        severity,
+                        None,
+                        None,
+                        f"{count - MAX_FINDINGS_PER_RULE} more findings of this rule "
+                        "are not listed",
+                    )
+                )
         return self.findings
 
     # -- end records ---------------------------------------------------------------------
@@ -213,17 +227,26 @@ class _Reader:
     def check_tail(self, p: int, comment_len: int) -> None:
         after = self.n - (p + 22)
         if comment_len > after:
-            self.add("zip-truncated", None,
-                     f"the end record declares a {comment_len}-byte comment but only {after} "
-                     "bytes follow it: the file was cut short")
+            self.add(
+                "zip-truncated",
+                None,
+                f"the end record declares a {comment_len}-byte comment but only {after} "
+                "bytes follow it: the file was cut short",
+            )
         elif comment_len and comment_len == after:
-            self.add("zip-trailing-data", None,
-                     f"the end record carries a {comment_len}-byte archive comment; a .ptn ends "
-                     "with its end record and has an empty comment")
+            self.add(
+                "zip-trailing-data",
+                None,
+                f"the end record carries a {comment_len}-byte archive comment; a .ptn ends "
+                "with its end record and has an empty comment",
+            )
         elif after:
-            self.add("zip-trailing-data", None,
-                     f"{after} bytes follow the end-of-central-directory record at offset {p}; "
-                     "nothing may follow it (was something appended to the file?)")
+            self.add(
+                "zip-trailing-data",
+                None,
+                f"{after} bytes follow the end-of-central-directory record at offset {p}; "
+                "nothing may follow it (was something appended to the file?)",
+            )
 
     def read_zip64(self, p: int, eocd: tuple[int, ...]) -> tuple[int, int, int, int, int] | None:
         """Resolve the zip64 end records, if any: (records_start, count, size, offset, shift).
@@ -236,9 +259,11 @@ class _Reader:
             return None
         _, z_disk, z_off, disks = _LOC64.unpack_from(self.mv, loc)
         if z_disk != 0 or disks > 1:
-            raise PtnError("zip-not-a-zip",
-                           f"the zip64 locator describes an archive split over {disks} disks; "
-                           "a .ptn is a single-file archive")
+            raise PtnError(
+                "zip-not-a-zip",
+                f"the zip64 locator describes an archive split over {disks} disks; "
+                "a .ptn is a single-file archive",
+            )
         saturated = eocd[3] == _U16MAX or eocd[4] == _U32 or eocd[5] == _U32
         rec = -1
         if z_off + 56 <= loc and self.sig_at(z_off, _SIG_EOCD64):
@@ -246,29 +271,42 @@ class _Reader:
         elif loc >= 56 and self.sig_at(loc - 56, _SIG_EOCD64):
             rec = loc - 56
         if rec < 0:
-            message = (f"a zip64 locator precedes the end record but no zip64 end record is at "
-                       f"offset {z_off} (or just before the locator)")
+            message = (
+                f"a zip64 locator precedes the end record but no zip64 end record is at "
+                f"offset {z_off} (or just before the locator)"
+            )
             if saturated:
                 raise PtnError("zip-bad-zip64", message + "; the directory cannot be located")
             self.add("zip-bad-zip64", None, message + "; using the 32-bit end record")
             return None
-        (_, rest, _, _, disk, disk_cd, n_disk, n_total,
-         cd_size, cd_offset) = _EOCD64.unpack_from(self.mv, rec)
+        (_, rest, _, _, disk, disk_cd, n_disk, n_total, cd_size, cd_offset) = _EOCD64.unpack_from(
+            self.mv, rec
+        )
         if rest < 44 or rec + 12 + rest != loc:
-            self.add("zip-bad-zip64", None,
-                     f"the zip64 end record at offset {rec} declares {rest} more bytes, but "
-                     f"{loc - rec - 12} lie between its size field and the locator")
+            self.add(
+                "zip-bad-zip64",
+                None,
+                f"the zip64 end record at offset {rec} declares {rest} more bytes, but "
+                f"{loc - rec - 12} lie between its size field and the locator",
+            )
         if disk != 0 or disk_cd != 0 or n_disk != n_total:
-            raise PtnError("zip-not-a-zip",
-                           "the zip64 end record describes an archive split over several disks; "
-                           "a .ptn is a single-file archive")
-        for what, short, sat, full in (("entry count", eocd[3], _U16MAX, n_total),
-                                       ("directory size", eocd[4], _U32, cd_size),
-                                       ("directory offset", eocd[5], _U32, cd_offset)):
+            raise PtnError(
+                "zip-not-a-zip",
+                "the zip64 end record describes an archive split over several disks; "
+                "a .ptn is a single-file archive",
+            )
+        for what, short, sat, full in (
+            ("entry count", eocd[3], _U16MAX, n_total),
+            ("directory size", eocd[4], _U32, cd_size),
+            ("directory offset", eocd[5], _U32, cd_offset),
+        ):
             if short not in (sat, full):
-                self.add("zip-bad-zip64", None,
-                         f"the end record gives {what} {short} but the zip64 end record gives "
-                         f"{full}; the 32-bit field must equal it or be 0x{sat:X}")
+                self.add(
+                    "zip-bad-zip64",
+                    None,
+                    f"the end record gives {what} {short} but the zip64 end record gives "
+                    f"{full}; the 32-bit field must equal it or be 0x{sat:X}",
+                )
         return rec, n_total, cd_size, cd_offset, rec - z_off
 
     # -- central directory ---------------------------------------------------------------
@@ -282,49 +320,70 @@ class _Reader:
         zip64 = self.read_zip64(p, eocd[1:])
         if zip64 is None:
             if disk != 0 or disk_cd != 0 or n_disk != n_total:
-                raise PtnError("zip-not-a-zip",
-                               f"the end record describes an archive split over disks "
-                               f"(disk {disk}, directory on disk {disk_cd}); a .ptn is a "
-                               "single-file archive")
+                raise PtnError(
+                    "zip-not-a-zip",
+                    f"the end record describes an archive split over disks "
+                    f"(disk {disk}, directory on disk {disk_cd}); a .ptn is a "
+                    "single-file archive",
+                )
             records, count, z_shift = p, n_total, 0
         else:
             records, count, cd_size, cd_offset, z_shift = zip64
             if disk not in (0, _U16MAX) or disk_cd not in (0, _U16MAX):
-                raise PtnError("zip-not-a-zip",
-                               "the end record describes an archive split over disks; a .ptn "
-                               "is a single-file archive")
+                raise PtnError(
+                    "zip-not-a-zip",
+                    "the end record describes an archive split over disks; a .ptn "
+                    "is a single-file archive",
+                )
         if count > MAX_MEMBERS:
-            raise PtnError("zip-too-many-members",
-                           f"the end record counts {count} members; at most {MAX_MEMBERS} "
-                           "are allowed")
+            raise PtnError(
+                "zip-too-many-members",
+                f"the end record counts {count} members; at most {MAX_MEMBERS} are allowed",
+            )
         shift = 0
         if cd_offset + cd_size == records:
             pass
-        elif (cd_size <= records and cd_offset < records - cd_size
-              and (cd_size == 0 or self.sig_at(records - cd_size, _SIG_CDH))):
+        elif (
+            cd_size <= records
+            and cd_offset < records - cd_size
+            and (cd_size == 0 or self.sig_at(records - cd_size, _SIG_CDH))
+        ):
             shift = records - cd_size - cd_offset
-            self.add("zip-data-before-archive", None,
-                     f"the central directory is {shift} bytes after the offset {cd_offset} the "
-                     f"end record gives: {shift} bytes were prepended to the archive (a stub or "
-                     "a concatenated file); a .ptn starts with its first local header")
+            self.add(
+                "zip-data-before-archive",
+                None,
+                f"the central directory is {shift} bytes after the offset {cd_offset} the "
+                f"end record gives: {shift} bytes were prepended to the archive (a stub or "
+                "a concatenated file); a .ptn starts with its first local header",
+            )
         elif cd_offset + cd_size < records and (cd_size == 0 or self.sig_at(cd_offset, _SIG_CDH)):
             gap = records - cd_offset - cd_size
-            self.add("zip-unreferenced-data", None,
-                     f"{gap} bytes between the end of the central directory (offset "
-                     f"{cd_offset + cd_size}) and the end records belong to no record")
+            self.add(
+                "zip-unreferenced-data",
+                None,
+                f"{gap} bytes between the end of the central directory (offset "
+                f"{cd_offset + cd_size}) and the end records belong to no record",
+            )
         elif cd_offset + cd_size > self.n:
-            raise PtnError("zip-truncated",
-                           f"the central directory (offset {cd_offset}, {cd_size} bytes) runs "
-                           f"past the end of the {self.n}-byte file: the file was cut short")
+            raise PtnError(
+                "zip-truncated",
+                f"the central directory (offset {cd_offset}, {cd_size} bytes) runs "
+                f"past the end of the {self.n}-byte file: the file was cut short",
+            )
         else:
-            raise PtnError("zip-not-a-zip",
-                           f"the central directory (offset {cd_offset}, {cd_size} bytes) does "
-                           f"not end where the end records begin (offset {records}); the "
-                           "directory cannot be read")
+            raise PtnError(
+                "zip-not-a-zip",
+                f"the central directory (offset {cd_offset}, {cd_size} bytes) does "
+                f"not end where the end records begin (offset {records}); the "
+                "directory cannot be read",
+            )
         if zip64 is not None and z_shift != shift:
-            self.add("zip-bad-zip64", None,
-                     f"the zip64 locator's offset is off by {z_shift} bytes but the directory "
-                     f"offset by {shift}; both must point at the real records")
+            self.add(
+                "zip-bad-zip64",
+                None,
+                f"the zip64 locator's offset is off by {z_shift} bytes but the directory "
+                f"offset by {shift}; both must point at the real records",
+            )
         cd_start = cd_offset + shift
         return count, cd_start, cd_start + cd_size, shift
 
@@ -335,31 +394,67 @@ class _Reader:
         pos = cd_start
         for i in range(count):
             if pos + 46 > cd_end:
-                self.add("zip-not-a-zip", None,
-                         f"the central directory ends after {i} of the {count} entries the end "
-                         "record counts")
+                self.add(
+                    "zip-not-a-zip",
+                    None,
+                    f"the central directory ends after {i} of the {count} entries the end "
+                    "record counts",
+                )
                 self.incomplete = True
                 return entries
-            (sig, _, needed, flags, method, _, _, crc, csize, usize, name_len, extra_len,
-             comment_len, disk, _, _, offset) = _CDH.unpack_from(mv, pos)
+            (
+                sig,
+                _,
+                needed,
+                flags,
+                method,
+                _,
+                _,
+                crc,
+                csize,
+                usize,
+                name_len,
+                extra_len,
+                comment_len,
+                disk,
+                _,
+                _,
+                offset,
+            ) = _CDH.unpack_from(mv, pos)
             if sig != _SIG_CDH:
-                self.add("zip-not-a-zip", None,
-                         f"central directory entry {i} at offset {pos} does not start with a "
-                         "central-header signature; the directory is corrupt")
+                self.add(
+                    "zip-not-a-zip",
+                    None,
+                    f"central directory entry {i} at offset {pos} does not start with a "
+                    "central-header signature; the directory is corrupt",
+                )
                 self.incomplete = True
                 return entries
             name_at = pos + 46
             extra_at = name_at + name_len
             next_pos = extra_at + extra_len + comment_len
             if next_pos > cd_end:
-                self.add("zip-not-a-zip", None,
-                         f"central directory entry {i} at offset {pos} runs past the end of the "
-                         f"directory (offset {cd_end})")
+                self.add(
+                    "zip-not-a-zip",
+                    None,
+                    f"central directory entry {i} at offset {pos} runs past the end of the "
+                    f"directory (offset {cd_end})",
+                )
                 self.incomplete = True
                 return entries
-            entry = self.central_entry(i, bytes(mv[name_at:extra_at]),
-                                       bytes(mv[extra_at : extra_at + extra_len]),
-                                       needed, flags, method, crc, csize, usize, offset, disk)
+            entry = self.central_entry(
+                i,
+                bytes(mv[name_at:extra_at]),
+                bytes(mv[extra_at : extra_at + extra_len]),
+                needed,
+                flags,
+                method,
+                crc,
+                csize,
+                usize,
+                offset,
+                disk,
+            )
             if entry is None:
                 self.incomplete = True
             else:
@@ -367,14 +462,28 @@ class _Reader:
                 entries.append(entry)
             pos = next_pos
         if pos != cd_end:
-            self.add("zip-not-a-zip", None,
-                     f"{cd_end - pos} bytes follow the {count} entries the end record counts in "
-                     "the central directory: the count is wrong or entries are hidden")
+            self.add(
+                "zip-not-a-zip",
+                None,
+                f"{cd_end - pos} bytes follow the {count} entries the end record counts in "
+                "the central directory: the count is wrong or entries are hidden",
+            )
         return entries
 
-    def central_entry(self, i: int, raw: bytes, extra: bytes, needed: int, flags: int,
-                      method: int, crc: int, csize: int, usize: int, offset: int,
-                      disk: int) -> _Entry | None:
+    def central_entry(
+        self,
+        i: int,
+        raw: bytes,
+        extra: bytes,
+        needed: int,
+        flags: int,
+        method: int,
+        crc: int,
+        csize: int,
+        usize: int,
+        offset: int,
+        disk: int,
+    ) -> _Entry | None:
         """Check one central entry on its own; None when its zip64 values cannot be resolved."""
         name: str | None
         try:
@@ -383,53 +492,87 @@ class _Reader:
         except UnicodeDecodeError:
             name = None
             label = f"entry {i} '{raw.decode('utf-8', 'backslashreplace')}'"
-            self.add("zip-bad-member-name", None,
-                     f"the name of {label} is not valid UTF-8; member names are UTF-8")
+            self.add(
+                "zip-bad-member-name",
+                None,
+                f"the name of {label} is not valid UTF-8; member names are UTF-8",
+            )
         if name is not None and ("\x00" in name or not name):
-            self.add("zip-bad-member-name", name,
-                     f"central directory entry {i} has " + (
-                         "a name containing a NUL character" if name else "an empty name")
-                     + "; member names are non-empty and NUL-free")
+            self.add(
+                "zip-bad-member-name",
+                name,
+                f"central directory entry {i} has "
+                + ("a name containing a NUL character" if name else "an empty name")
+                + "; member names are non-empty and NUL-free",
+            )
         member = name
         if flags & _FLAGS_ENCRYPTION:
-            self.add("zip-member-encrypted", member,
-                     f"member {label} is encrypted (flags 0x{flags:04x}); .ptn members are "
-                     "stored in clear")
+            self.add(
+                "zip-member-encrypted",
+                member,
+                f"member {label} is encrypted (flags 0x{flags:04x}); .ptn members are "
+                "stored in clear",
+            )
         if needed & 0xFF > _VERSION_ZIP64:
-            self.add("zip-unsupported-version", member,
-                     f"member {label} needs zip version {(needed & 0xFF) / 10:.1f} to extract; "
-                     "stored members with zip64 need at most 4.5, and readers refuse higher "
-                     "versions (Python's zipfile above 6.3)")
+            self.add(
+                "zip-unsupported-version",
+                member,
+                f"member {label} needs zip version {(needed & 0xFF) / 10:.1f} to extract; "
+                "stored members with zip64 need at most 4.5, and readers refuse higher "
+                "versions (Python's zipfile above 6.3)",
+            )
         if method != 0:
-            self.add("zip-member-compressed", member,
-                     f"member {label} uses compression method {_method_name(method)}; .ptn "
-                     "members are STORED (method 0) so they can be mapped without copying")
+            self.add(
+                "zip-member-compressed",
+                member,
+                f"member {label} uses compression method {_method_name(method)}; .ptn "
+                "members are STORED (method 0) so they can be mapped without copying",
+            )
         elif flags & _FLAG_PATCHED:
-            self.add("zip-member-compressed", member,
-                     f"member {label} sets flag bit 5 (compressed patched data); .ptn members "
-                     "are plain STORED data")
+            self.add(
+                "zip-member-compressed",
+                member,
+                f"member {label} sets flag bit 5 (compressed patched data); .ptn members "
+                "are plain STORED data",
+            )
         fields = _parse_extra(extra)
-        want = [w for w, v in (("uncompressed size", usize), ("compressed size", csize),
-                               ("local header offset", offset)) if v == _U32]
+        want = [
+            w
+            for w, v in (
+                ("uncompressed size", usize),
+                ("compressed size", csize),
+                ("local header offset", offset),
+            )
+            if v == _U32
+        ]
         if fields is None:
-            self.add("zip-bad-zip64", member,
-                     f"the central extra fields of member {label} are malformed (a field runs "
-                     "past the block, or zip64 appears twice), so zip64 values cannot be found")
+            self.add(
+                "zip-bad-zip64",
+                member,
+                f"the central extra fields of member {label} are malformed (a field runs "
+                "past the block, or zip64 appears twice), so zip64 values cannot be found",
+            )
             if want:
                 return None
         elif want or 0x0001 in fields:
             z = fields.get(0x0001)
             need = 8 * len(want) + (4 if disk == _U16MAX else 0)
             if z is None:
-                self.add("zip-bad-zip64", member,
-                         f"member {label} has {', '.join(want)} 0xFFFFFFFF but no zip64 extra "
-                         "field giving the real value")
+                self.add(
+                    "zip-bad-zip64",
+                    member,
+                    f"member {label} has {', '.join(want)} 0xFFFFFFFF but no zip64 extra "
+                    "field giving the real value",
+                )
             else:
                 if len(z) != need:
-                    self.add("zip-bad-zip64", member,
-                             f"the zip64 extra field of member {label} is {len(z)} bytes; its "
-                             f"saturated fields ({', '.join(want) or 'none'}) need exactly "
-                             f"{need}")
+                    self.add(
+                        "zip-bad-zip64",
+                        member,
+                        f"the zip64 extra field of member {label} is {len(z)} bytes; its "
+                        f"saturated fields ({', '.join(want) or 'none'}) need exactly "
+                        f"{need}",
+                    )
                 if len(z) < 8 * len(want):
                     return None
                 values = struct.unpack_from(f"<{len(want)}Q", z)
@@ -438,9 +581,12 @@ class _Reader:
                 csize = resolved.get("compressed size", csize)
                 offset = resolved.get("local header offset", offset)
         if method == 0 and csize != usize:
-            self.add("zip-size-mismatch", member,
-                     f"stored member {label} has compressed size {csize} but uncompressed size "
-                     f"{usize}; for a STORED member both are the data length")
+            self.add(
+                "zip-size-mismatch",
+                member,
+                f"stored member {label} has compressed size {csize} but uncompressed size "
+                f"{usize}; for a STORED member both are the data length",
+            )
         return _Entry(i, name, label, raw, flags, method, crc, csize, usize, offset)
 
     # -- local headers -------------------------------------------------------------------
@@ -450,22 +596,32 @@ class _Reader:
         mv, member, label = self.mv, e.name, e.label
         h = e.header_offset
         if h + 30 > area_end:
-            self.add("zip-member-out-of-bounds", member,
-                     f"member {label}: local header offset {h} is not inside the member area "
-                     f"[0, {area_end}) before the central directory")
+            self.add(
+                "zip-member-out-of-bounds",
+                member,
+                f"member {label}: local header offset {h} is not inside the member area "
+                f"[0, {area_end}) before the central directory",
+            )
             return
-        (sig, _, flags, method, _, _, crc, csize, usize, name_len,
-         extra_len) = _LFH.unpack_from(mv, h)
+        (sig, _, flags, method, _, _, crc, csize, usize, name_len, extra_len) = _LFH.unpack_from(
+            mv, h
+        )
         if sig != _SIG_LFH:
-            self.add("zip-header-mismatch", member,
-                     f"member {label}: the central directory points at offset {h}, where there "
-                     "is no local header")
+            self.add(
+                "zip-header-mismatch",
+                member,
+                f"member {label}: the central directory points at offset {h}, where there "
+                "is no local header",
+            )
             return
         data = h + 30 + name_len + extra_len
         if data > area_end:
-            self.add("zip-member-out-of-bounds", member,
-                     f"member {label}: the local header at offset {h} (with name and extra "
-                     f"fields) runs into the central directory at offset {area_end}")
+            self.add(
+                "zip-member-out-of-bounds",
+                member,
+                f"member {label}: the local header at offset {h} (with name and extra "
+                f"fields) runs into the central directory at offset {area_end}",
+            )
             return
         mismatches: list[str] = []
         local_name = bytes(mv[h + 30 : h + 30 + name_len])
@@ -479,33 +635,48 @@ class _Reader:
         fields = _parse_extra(bytes(mv[h + 30 + name_len : data]))
         want = [w for w, v in (("u", usize), ("c", csize)) if v == _U32]
         if fields is None:
-            self.add("zip-bad-zip64", member,
-                     f"the local extra fields of member {label} are malformed (a field runs past "
-                     "the block, or zip64 appears twice)")
+            self.add(
+                "zip-bad-zip64",
+                member,
+                f"the local extra fields of member {label} are malformed (a field runs past "
+                "the block, or zip64 appears twice)",
+            )
         elif want:
             z = fields.get(0x0001)
             if z is None or len(z) < 8 * len(want):
-                self.add("zip-bad-zip64", member,
-                         f"the local header of member {label} has 32-bit sizes 0xFFFFFFFF but "
-                         "no zip64 extra field large enough to give the real sizes")
+                self.add(
+                    "zip-bad-zip64",
+                    member,
+                    f"the local header of member {label} has 32-bit sizes 0xFFFFFFFF but "
+                    "no zip64 extra field large enough to give the real sizes",
+                )
             else:
                 resolved = dict(zip(want, struct.unpack_from(f"<{len(want)}Q", z), strict=True))
                 usize = resolved.get("u", usize)
                 csize = resolved.get("c", csize)
         descriptor = bool(e.flags & _FLAG_DESCRIPTOR) and bool(flags & _FLAG_DESCRIPTOR)
-        for what, local, central in (("CRC-32", crc, e.crc32), ("compressed size", csize, e.csize),
-                                     ("uncompressed size", usize, e.usize)):
+        for what, local, central in (
+            ("CRC-32", crc, e.crc32),
+            ("compressed size", csize, e.csize),
+            ("uncompressed size", usize, e.usize),
+        ):
             if local != central and not (descriptor and local == 0):
                 mismatches.append(f"{what} {local} (central {central})")
         if mismatches:
-            self.add("zip-header-mismatch", member,
-                     f"the local header of member {label} at offset {h} disagrees with the "
-                     f"central directory: {'; '.join(mismatches)}")
+            self.add(
+                "zip-header-mismatch",
+                member,
+                f"the local header of member {label} at offset {h} disagrees with the "
+                f"central directory: {'; '.join(mismatches)}",
+            )
         end = data + e.csize
         if end > area_end:
-            self.add("zip-member-out-of-bounds", member,
-                     f"member {label}: data [{data}, {end}) runs past the start of the central "
-                     f"directory at offset {area_end}")
+            self.add(
+                "zip-member-out-of-bounds",
+                member,
+                f"member {label}: data [{data}, {end}) runs past the start of the central "
+                f"directory at offset {area_end}",
+            )
             return
         if descriptor:
             end = self.descriptor_end(e, end, area_end)
@@ -523,10 +694,13 @@ class _Reader:
             fmt = "<IQQ" if size in (20, 24) else "<III"
             if struct.unpack_from(fmt, self.mv, at) == (e.crc32, e.csize, e.usize):
                 return data_end + size
-        self.add("zip-header-mismatch", e.name,
-                 f"member {e.label} announces a data descriptor (flag bit 3) but none after its "
-                 f"data at offset {data_end} repeats the central CRC-32 {e.crc32:08x} and size "
-                 f"{e.csize}")
+        self.add(
+            "zip-header-mismatch",
+            e.name,
+            f"member {e.label} announces a data descriptor (flag bit 3) but none after its "
+            f"data at offset {data_end} repeats the central CRC-32 {e.crc32:08x} and size "
+            f"{e.csize}",
+        )
         return data_end
 
     # -- layout --------------------------------------------------------------------------
@@ -539,9 +713,12 @@ class _Reader:
         for e in spans:
             start = e.header_offset
             if owner is not None and start < cursor:
-                self.add("zip-overlapping-entries", e.name,
-                         f"member {e.label} [{start}, {e.end}) overlaps member {owner.label} "
-                         f"[{owner.header_offset}, {owner.end}); every member owns its bytes")
+                self.add(
+                    "zip-overlapping-entries",
+                    e.name,
+                    f"member {e.label} [{start}, {e.end}) overlaps member {owner.label} "
+                    f"[{owner.header_offset}, {owner.end}); every member owns its bytes",
+                )
             elif start > cursor and complete:
                 self.gap(cursor, start, owner, f"the local header of member {e.label}", shift)
             if e.end > cursor:
@@ -552,14 +729,20 @@ class _Reader:
     def gap(self, begin: int, end: int, owner: _Entry | None, what: str, shift: int) -> None:
         """Report bytes in the member area that no entry accounts for."""
         if owner is None and shift == 0:
-            self.add("zip-data-before-archive", None,
-                     f"{end} bytes precede {what} at offset {end} and belong to no member; a "
-                     ".ptn starts with its first local header at offset 0")
+            self.add(
+                "zip-data-before-archive",
+                None,
+                f"{end} bytes precede {what} at offset {end} and belong to no member; a "
+                ".ptn starts with its first local header at offset 0",
+            )
         else:
             after = f"the end of member {owner.label}" if owner else "the prepended bytes"
-            self.add("zip-unreferenced-data", None,
-                     f"{end - begin} bytes between {after} (offset {begin}) and {what} (offset "
-                     f"{end}) belong to no member; hidden bytes can carry a decoy local header")
+            self.add(
+                "zip-unreferenced-data",
+                None,
+                f"{end - begin} bytes between {after} (offset {begin}) and {what} (offset "
+                f"{end}) belong to no member; hidden bytes can carry a decoy local header",
+            )
 
     # -- driver --------------------------------------------------------------------------
 
@@ -572,10 +755,13 @@ class _Reader:
             if e.name is None:
                 continue
             if e.name in first:
-                self.add("zip-duplicate-member", e.name,
-                         f"member {e.label} appears again as central directory entry {e.index} "
-                         f"(first as entry {first[e.name]}); readers disagree on which one "
-                         "they return, so names must be unique")
+                self.add(
+                    "zip-duplicate-member",
+                    e.name,
+                    f"member {e.label} appears again as central directory entry {e.index} "
+                    f"(first as entry {first[e.name]}); readers disagree on which one "
+                    "they return, so names must be unique",
+                )
             else:
                 first[e.name] = e.index
         self.check_layout(entries, cd_start, shift)
@@ -584,11 +770,15 @@ class _Reader:
             if not e.located or e.name is None:
                 continue
             if e.data_offset % ALIGNMENT:
-                self.add("zip-unaligned-member", e.name,
-                         f"the data of member {e.label} starts at offset {e.data_offset}, "
-                         f"{e.data_offset % ALIGNMENT} past a multiple of {ALIGNMENT}; aligned "
-                         "data can be viewed without copying by every consumer (rewrite the "
-                         "package with ptn to align it)", "warning")
+                self.add(
+                    "zip-unaligned-member",
+                    e.name,
+                    f"the data of member {e.label} starts at offset {e.data_offset}, "
+                    f"{e.data_offset % ALIGNMENT} past a multiple of {ALIGNMENT}; aligned "
+                    "data can be viewed without copying by every consumer (rewrite the "
+                    "package with ptn to align it)",
+                    "warning",
+                )
             members.append(Member(e.name, e.header_offset, e.data_offset, e.csize, e.crc32))
         return members, self.finish()
 
@@ -619,9 +809,14 @@ def check_crc(buf: Buffer, member: Member, *, chunk_size: int = CRC_CHUNK) -> Fi
         try:
             begin, end = member.data_offset, member.data_offset + member.size
             if begin < 0 or member.size < 0 or end > len(mv):
-                return Finding("zip-member-out-of-bounds", "error", member.name, None,
-                               f"data [{begin}, {end}) of member '{member.name}' is not inside "
-                               f"the {len(mv)}-byte file")
+                return Finding(
+                    "zip-member-out-of-bounds",
+                    "error",
+                    member.name,
+                    None,
+                    f"data [{begin}, {end}) of member '{member.name}' is not inside "
+                    f"the {len(mv)}-byte file",
+                )
             crc = 0
             step = max(1, chunk_size)
             for at in range(begin, end, step):
@@ -632,10 +827,15 @@ def check_crc(buf: Buffer, member: Member, *, chunk_size: int = CRC_CHUNK) -> Fi
     finally:
         view.release()
     if crc != member.crc32:
-        return Finding("zip-crc-mismatch", "error", member.name, None,
-                       f"the CRC-32 of the {member.size} data bytes of member '{member.name}' is "
-                       f"{crc:08x} but the central directory records {member.crc32:08x}: the "
-                       "data was altered or corrupted")
+        return Finding(
+            "zip-crc-mismatch",
+            "error",
+            member.name,
+            None,
+            f"the CRC-32 of the {member.size} data bytes of member '{member.name}' is "
+            f"{crc:08x} but the central directory records {member.crc32:08x}: the "
+            "data was altered or corrupted",
+        )
     return None
 
 
@@ -654,12 +854,15 @@ def _encode_name(name: str) -> bytes:
     try:
         raw = name.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise PtnError("zip-bad-member-name", f"member name {name!r} is not encodable as UTF-8 "
-                       f"({exc.reason})") from None
+        raise PtnError(
+            "zip-bad-member-name", f"member name {name!r} is not encodable as UTF-8 ({exc.reason})"
+        ) from None
     if not raw or "\x00" in name or len(raw) > _U16MAX:
-        raise PtnError("zip-bad-member-name",
-                       f"member name {name[:80]!r} must be 1..65535 UTF-8 bytes without NUL",
-                       member=name)
+        raise PtnError(
+            "zip-bad-member-name",
+            f"member name {name[:80]!r} must be 1..65535 UTF-8 bytes without NUL",
+            member=name,
+        )
     return raw
 
 
@@ -685,8 +888,12 @@ class ZipWriter:
     def __enter__(self) -> ZipWriter:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         if exc_type is None:
             self.close()
         else:  # leave the partial file without a directory: no reader will take it as valid
@@ -716,11 +923,15 @@ class ZipWriter:
         self._check_usable()
         raw = _encode_name(name)
         if name in self._names:
-            raise PtnError("zip-duplicate-member", f"member '{name}' was already written",
-                           member=name)
+            raise PtnError(
+                "zip-duplicate-member", f"member '{name}' was already written", member=name
+            )
         if len(self._written) >= MAX_MEMBERS:
-            raise PtnError("zip-too-many-members", f"an archive holds at most {MAX_MEMBERS} "
-                           "members", member=name)
+            raise PtnError(
+                "zip-too-many-members",
+                f"an archive holds at most {MAX_MEMBERS} members",
+                member=name,
+            )
         if size is not None and size < 0:
             raise PtnError("zip-size-mismatch", f"declared size {size} is negative", member=name)
         header_offset = self._pos
@@ -732,9 +943,19 @@ class ZipWriter:
             pad += ALIGNMENT if pad < 4 else 0
             extra += struct.pack("<HH", ALIGN_EXTRA_ID, pad - 4) + bytes(pad - 4)
         sizes = _U32 if zip64 else 0
-        header = _LFH.pack(_SIG_LFH, _VERSION_ZIP64 if zip64 else _VERSION, flags, 0,
-                           _DOS_TIME_MIDNIGHT, _DOS_DATE_1980_01_01, 0, sizes, sizes,
-                           len(raw), len(extra))
+        header = _LFH.pack(
+            _SIG_LFH,
+            _VERSION_ZIP64 if zip64 else _VERSION,
+            flags,
+            0,
+            _DOS_TIME_MIDNIGHT,
+            _DOS_DATE_1980_01_01,
+            0,
+            sizes,
+            sizes,
+            len(raw),
+            len(extra),
+        )
         self._broken = True  # until the member is complete and patched
         self._write(header + raw + extra)
         data_offset = self._pos
@@ -743,13 +964,19 @@ class ZipWriter:
             view = _byte_view(chunk)
             total += len(view)
             if size is not None and total > size:
-                raise PtnError("zip-size-mismatch", f"more than the declared {size} bytes of "
-                               "data were given", member=name)
+                raise PtnError(
+                    "zip-size-mismatch",
+                    f"more than the declared {size} bytes of data were given",
+                    member=name,
+                )
             crc = isal_zlib.crc32(view, crc)
             self._write(view)
         if size is not None and total != size:
-            raise PtnError("zip-size-mismatch", f"{total} bytes of data were given but the "
-                           f"declared size is {size}", member=name)
+            raise PtnError(
+                "zip-size-mismatch",
+                f"{total} bytes of data were given but the declared size is {size}",
+                member=name,
+            )
         end = self._base + self._pos
         self._f.seek(self._base + header_offset + 14)
         if zip64:
@@ -783,14 +1010,33 @@ class ZipWriter:
             if m.header_offset > limit:
                 values.append(m.header_offset)
                 offset32 = _U32
-            extra = (struct.pack(f"<HH{len(values)}Q", 0x0001, 8 * len(values), *values)
-                     if values else b"")
+            extra = (
+                struct.pack(f"<HH{len(values)}Q", 0x0001, 8 * len(values), *values)
+                if values
+                else b""
+            )
             version = _VERSION_ZIP64 if values else _VERSION
-            parts.append(_CDH.pack(
-                _SIG_CDH, _MADE_BY_UNIX | version, version, w.flags, 0, _DOS_TIME_MIDNIGHT,
-                _DOS_DATE_1980_01_01, m.crc32, size32 or m.size, size32 or m.size,
-                len(w.raw_name), len(extra), 0, 0, 0, _EXTERNAL_ATTR, offset32 or m.header_offset,
-            ))
+            parts.append(
+                _CDH.pack(
+                    _SIG_CDH,
+                    _MADE_BY_UNIX | version,
+                    version,
+                    w.flags,
+                    0,
+                    _DOS_TIME_MIDNIGHT,
+                    _DOS_DATE_1980_01_01,
+                    m.crc32,
+                    size32 or m.size,
+                    size32 or m.size,
+                    len(w.raw_name),
+                    len(extra),
+                    0,
+                    0,
+                    0,
+                    _EXTERNAL_ATTR,
+                    offset32 or m.header_offset,
+                )
+            )
             parts.append(w.raw_name)
             parts.append(extra)
         self._write(b"".join(parts))
@@ -798,12 +1044,33 @@ class ZipWriter:
         count = len(self._written)
         if count > _U16MAX or cd_size > limit or cd_offset > limit:
             record = self._pos
-            self._write(_EOCD64.pack(_SIG_EOCD64, 44, _MADE_BY_UNIX | _VERSION_ZIP64,
-                                     _VERSION_ZIP64, 0, 0, count, count, cd_size, cd_offset))
+            self._write(
+                _EOCD64.pack(
+                    _SIG_EOCD64,
+                    44,
+                    _MADE_BY_UNIX | _VERSION_ZIP64,
+                    _VERSION_ZIP64,
+                    0,
+                    0,
+                    count,
+                    count,
+                    cd_size,
+                    cd_offset,
+                )
+            )
             self._write(_LOC64.pack(_SIG_LOC64, 0, record, 1))
         count16 = count if count <= _U16MAX else _U16MAX
-        self._write(_EOCD.pack(_SIG_EOCD, 0, 0, count16, count16,
-                               cd_size if cd_size <= limit else _U32,
-                               cd_offset if cd_offset <= limit else _U32, 0))
+        self._write(
+            _EOCD.pack(
+                _SIG_EOCD,
+                0,
+                0,
+                count16,
+                count16,
+                cd_size if cd_size <= limit else _U32,
+                cd_offset if cd_offset <= limit else _U32,
+                0,
+            )
+        )
         self._f.flush()
         self._closed = True

@@ -276,7 +276,7 @@ class Metadata(Mapping[str, Value]):
     # Mapping protocol
     def __getitem__(self, name: str) -> Value:
         value = self._values[name]
-        return tuple(value) if type(value) is list else value
+        return tuple(value) if isinstance(value, list) else value
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._values)
@@ -292,7 +292,7 @@ class Metadata(Mapping[str, Value]):
     def __hash__(self) -> int:
         return hash(tuple(sorted(self._typed().items())))
 
-    def _typed(self) -> dict[str, tuple[str, Value]]:
+    def _typed(self) -> dict[str, tuple[str, Any]]:
         """Values tagged with their kind, so that 1, 1.0 and True compare unequal."""
         return {
             k: (_kind_of(v), tuple(v) if type(v) is list else v) for k, v in self._values.items()

@@ -191,7 +191,9 @@ def _as_numpy(value: Any, key: str) -> np.ndarray:
 
 
 def _check_inputs(
-    program: bytes | memoryview, constants: Mapping[str, Any], mutable_keys: Iterable[str]
+    program: bytes | bytearray | memoryview,
+    constants: Mapping[str, Any],
+    mutable_keys: Iterable[str],
 ) -> tuple[dict[str, np.ndarray], set[str]]:
     error = _first_error(ptg_findings(memoryview(program)))
     if error is not None:
@@ -235,7 +237,9 @@ def save(
         (PTG, [memoryview(program)], len(program))
     ]
     if owners:
-        chunks = chain([prefix], (tensor_bytes(owners[key]) for key, _, _ in layout))
+        chunks: Iterable[bytes | memoryview] = chain(
+            [prefix], (tensor_bytes(owners[key]) for key, _, _ in layout)
+        )
         members.append(
             (SAFETENSORS, chunks, len(prefix) + sum(owners[k].nbytes for k, _, _ in layout))
         )

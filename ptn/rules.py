@@ -38,7 +38,7 @@ def _equal_length(rule: Rule, values: Mapping[str, Any]) -> Iterator[PtnError]:
     if not lengths:
         return
     count_name = rule.get("length-name")
-    if count_name in values:
+    if count_name is not None and count_name in values:
         expected, source = values[count_name], f"{count_name} = {values[count_name]}"
     else:
         first = next(iter(lengths))

@@ -91,7 +91,7 @@ def tensor_bytes(array: np.ndarray) -> memoryview:
     target = DTYPES[dtype_of(a)][0]
     if a.dtype.byteorder == ">" or not a.flags.c_contiguous:
         a = np.ascontiguousarray(a, dtype=target)
-    return memoryview(a.reshape(-1).view(np.uint8))
+    return memoryview(a.reshape(-1).view(np.uint8))  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ def describe(pkg: Package) -> dict[str, Any]:
          "size": m.size, "data_alignment": _alignment(m.data_offset), "crc32": f"{m.crc32:08x}"}
         for m in sorted(pkg._parsed.members.values(), key=lambda m: m.header_offset)
     ]  # fmt: skip
-    tensors = []
+    tensors: list[dict[str, Any]] = []
     for key in pkg.keys():
         info = pkg._info(key)
         tensors.append({

@@ -78,7 +78,7 @@ def dumps_report(results: Sequence[tuple[str, list[Finding]]]) -> str:
 def finding_line(path: str, f: Finding, colour: bool) -> str:
     """``path: severity rule-id [member pointer] message``."""
     where = " ".join(safe(p) for p in (f.member, f.pointer) if p)
-    severity = f.severity
+    severity: str = f.severity
     if colour:
         code = "31" if severity == "error" else "33"
         severity = f"\x1b[{code}m{severity}\x1b[0m"

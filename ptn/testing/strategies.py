@@ -77,7 +77,7 @@ def _fix_together(doc: Doc, rule: dict[str, Any], draw: Callable[..., Any]) -> N
 def _fix_equal_length(doc: Doc, rule: dict[str, Any], draw: Callable[..., Any]) -> None:
     present = [n for n in rule["names"] if n in doc]
     if not present:
-        doc.pop(rule.get("length-name"), None)
+        doc.pop(rule.get("length-name", ""), None)
         return
     length = draw(st.integers(1, 6))
     for name in present:
@@ -160,11 +160,12 @@ def _wrong_type(draw: Callable[..., Any], doc: Doc) -> Doc:
 
 
 def _out_of_range(draw: Callable[..., Any], doc: Doc) -> Doc | None:
-    candidates = []
+    candidates: list[tuple[str, Any]] = []
     for name, sub in _SCHEMA["properties"].items():
         scalar = sub.get("items", sub)
         if "enum" in scalar:
-            bad = draw(st.integers(-5, 50).filter(lambda v, e=scalar["enum"]: v not in e))
+            enum = scalar["enum"]
+            bad = draw(st.integers(-5, 50).filter(lambda v: v not in enum))  # noqa: B023
         elif "minimum" in scalar:
             bad = draw(st.integers(INT64_MIN, scalar["minimum"] - 1))
         elif sub.get("minItems"):
