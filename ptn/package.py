@@ -10,7 +10,6 @@ failure, and the same inputs always give the same bytes.
 
 from __future__ import annotations
 
-import mmap
 import os
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
@@ -27,7 +26,7 @@ from ptn.errors import Finding, PtnError
 from ptn.members import ALIASES, METADATA, PTG, SAFETENSORS, ptg_findings
 from ptn.metadata import Metadata
 from ptn.tensors import METADATA_KEY, TensorInfo, dtype_of, plan_layout, tensor_bytes, tensor_view
-from ptn.validation import Parsed, close_mapping, iter_findings
+from ptn.validation import Parsed, close_mapping, iter_findings, map_file
 
 
 @dataclass(frozen=True)
@@ -69,14 +68,10 @@ class Package:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)
-        try:
-            with open(self.path, "rb") as f:
-                if os.fstat(f.fileno()).st_size == 0:
-                    raise PtnError("zip-not-a-zip", "the file is empty")
-                self._mmap = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        except OSError as exc:
-            raise PtnError("ptn-io-error", f"cannot read {self.path!r}: {exc.strerror}") from None
-        self._buf = memoryview(self._mmap)
+        mm, self._buf = map_file(self.path)
+        if mm is None:
+            raise PtnError("zip-not-a-zip", "the file is empty; a package is a zip archive")
+        self._mmap = mm
         parsed = Parsed()
         findings = list(iter_findings(self._buf, deep=False, parsed=parsed))
         error = _first_error(findings)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import mmap
 import os
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -33,25 +34,40 @@ class Parsed:
     metadata: Metadata | None = None
 
 
+def map_file(path: str | os.PathLike[str]) -> tuple[mmap.mmap | None, memoryview]:
+    """Map a regular file read-only; an empty file gives (None, empty view).
+
+    The open is non-blocking so that a FIFO or device named like a package is
+    refused at once (``ptn-io-error``) instead of hanging the validator.
+    """
+    name = os.fspath(path)
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise PtnError("ptn-io-error", f"cannot open {name!r}: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise PtnError("ptn-io-error", f"{name!r} is not a regular file")
+        if info.st_size == 0:
+            return None, memoryview(b"")
+        mm = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+        return mm, memoryview(mm)
+    except OSError as exc:
+        raise PtnError("ptn-io-error", f"cannot map {name!r}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+
+
 @contextmanager
 def mapped(path: str | os.PathLike[str]) -> Iterator[memoryview]:
-    """The file as a read-only memoryview (mmap; empty files give an empty view)."""
+    """The file as a read-only memoryview, unmapped on exit when nothing else holds it."""
+    mm, view = map_file(path)
     try:
-        with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            if size == 0:
-                yield memoryview(b"")
-                return
-            mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-            view = memoryview(mm)
-            try:
-                yield view
-            finally:
-                close_mapping(view, mm)
-    except OSError as exc:
-        raise PtnError(
-            "ptn-io-error", f"cannot read {os.fspath(path)!r}: {exc.strerror or exc}"
-        ) from None
+        yield view
+    finally:
+        if mm is not None:
+            close_mapping(view, mm)
 
 
 def close_mapping(view: memoryview, mm: mmap.mmap) -> None:
