@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -33,4 +34,10 @@ def test_manifest_lists_exactly_the_files() -> None:
 @pytest.mark.parametrize("lang", sorted(LANGUAGES))
 def test_runner_matches_manifest(lang: str) -> None:
     files = [str(VECTORS / rel) for rel in MANIFEST]
-    assert run(lang, files).splitlines() == expected_lines()
+    try:
+        output = run(lang, files)
+    except RuntimeError as err:  # a toolchain is missing: fatal in CI, a skip elsewhere
+        if os.environ.get("CI"):
+            pytest.fail(str(err))
+        pytest.skip(f"{err} (run .ci/install-bindings.sh)")
+    assert output.splitlines() == expected_lines()

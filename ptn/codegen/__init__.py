@@ -30,6 +30,11 @@ def render_all(root: Path = REPO_ROOT) -> dict[str, str]:
     schema = json.loads((schema_dir / "metadata.schema.json").read_text(encoding="utf-8"))
     info = read_schema_info(schema)
     outputs = {f"{GENERATED}/{k}": v for k, v in python_outputs(schema_dir, info).items()}
+    from ptn.codegen.cpp import cpp_outputs
+    from ptn.codegen.typescript import typescript_outputs
+
+    for binding in (cpp_outputs(info), typescript_outputs(info)):
+        outputs.update({f"{GENERATED}/{k}": v for k, v in binding.items()})
     spec = root / "spec.md"
     if spec.is_file():
         outputs["spec.md"] = with_well_known_table(spec.read_text(encoding="utf-8"), info)

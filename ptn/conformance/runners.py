@@ -1,12 +1,44 @@
-"""One metadata conformance runner per language, behind one function."""
+"""One metadata conformance runner per language, behind one function.
+
+Every runner prints ``<path>\\tvalid`` or ``<path>\\tinvalid\\t<rule-id>`` per file. The
+C++ and TypeScript runners are built from generated/ on first use:
+
+- ``cpp``: ``generated/cpp/conformance_runner.cpp`` compiled with ``$CXX`` (default g++)
+  into ``generated/cpp/build/conformance_runner-<hash>``, the hash covering the sources,
+  the compiler and the flags (extra flags, e.g. ``-I`` for nlohmann/json: ``$PTN_CXXFLAGS``);
+- ``typescript``: ``npm ci`` in ``generated/typescript`` unless ``node_modules`` already
+  holds the versions of ``package-lock.json``, then ``tsc`` into ``dist/`` when the sources
+  changed (a hash in ``dist/.ptn-build-sha256``).
+
+A missing toolchain raises RuntimeError saying what to install; nothing is skipped (in CI,
+where ``CI`` is set, that is a failure like any other).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+import hashlib
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from ptn.errors import PtnError
 from ptn.metadata import Metadata
+from ptn.schemas import REPO_ROOT
+
+GENERATED = REPO_ROOT / "generated"
+CPP_DIR = GENERATED / "cpp"
+TS_DIR = GENERATED / "typescript"
+CXXFLAGS = ("-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror")
+BUILD_TIMEOUT = 900
+BATCH = 500  # files per runner process, well under any command-line limit
+INSTALL_HINT = "see docs/bindings.md, or run .ci/install-bindings.sh"
 
 
 def verdict_line(path: str, rule: str | None) -> str:
@@ -25,7 +57,188 @@ def run_python(files: Sequence[str]) -> str:
     return "".join(out)
 
 
-LANGUAGES: dict[str, Callable[[Sequence[str]], str]] = {"python": run_python}
+# ---------------------------------------------------------------------------
+# Building
+# ---------------------------------------------------------------------------
+
+
+def _digest(parts: Sequence[str | bytes]) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        data = part.encode() if isinstance(part, str) else part
+        h.update(len(data).to_bytes(8, "little") + data)
+    return h.hexdigest()
+
+
+def _files_digest(root: Path, paths: Sequence[Path], *extra: str) -> str:
+    parts: list[str | bytes] = list(extra)
+    for path in paths:
+        parts += [path.relative_to(root).as_posix(), path.read_bytes()]
+    return _digest(parts)
+
+
+@contextlib.contextmanager
+def _build_lock(name: str) -> Iterator[None]:
+    """Serialise builds of one kind across processes (pytest-xdist, parallel CI jobs)."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: builds are rare; no lock
+        yield
+        return
+    key = _digest([str(REPO_ROOT)])[:16]
+    path = Path(tempfile.gettempdir()) / f"ptn-{name}-{key}.lock"
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _tool(name: str, what: str) -> str:
+    found = shutil.which(name)
+    if found is None:
+        raise RuntimeError(f"{what} needs `{name}`, which is not on PATH; {INSTALL_HINT}")
+    return found
+
+
+def _run_step(cmd: Sequence[str], cwd: Path, what: str) -> None:
+    try:
+        proc = subprocess.run(
+            cmd, cwd=cwd, capture_output=True, text=True, timeout=BUILD_TIMEOUT, check=False
+        )
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"{what} timed out after {BUILD_TIMEOUT} s: {shlex.join(cmd)}") from None
+    if proc.returncode != 0:
+        raise RuntimeError(
+            f"{what} failed ({shlex.join(cmd)}, exit {proc.returncode}):\n"
+            f"{proc.stdout[-4000:]}{proc.stderr[-4000:]}"
+        )
+
+
+def _require_generated(paths: Sequence[Path]) -> None:
+    missing = [p for p in paths if not p.is_file()]
+    if missing:
+        raise RuntimeError(f"{missing[0]} is missing; run `ptn codegen`")
+
+
+def cpp_runner() -> Path:
+    """The compiled C++ conformance runner, built if its sources or flags changed."""
+    compiler = shlex.split(os.environ.get("CXX") or "g++")
+    cxx = [_tool(compiler[0], "the C++ conformance runner"), *compiler[1:]]
+    flags = [*CXXFLAGS, *shlex.split(os.environ.get("PTN_CXXFLAGS", ""))]
+    main = CPP_DIR / "conformance_runner.cpp"
+    sources = [main, *sorted((CPP_DIR / "include").rglob("*.hpp"))]
+    _require_generated([main, CPP_DIR / "include" / "ptn" / "metadata.hpp"])
+    key = _files_digest(CPP_DIR, sources, *cxx, *flags)[:16]
+    build = CPP_DIR / "build"
+    target = build / f"conformance_runner-{key}"
+    if target.is_file():
+        return target
+    with _build_lock("cpp"):
+        if target.is_file():
+            return target
+        build.mkdir(parents=True, exist_ok=True)
+        partial = build / f".conformance_runner-{key}.{os.getpid()}.tmp"
+        cmd = [*cxx, *flags, "-I", str(CPP_DIR / "include"), str(main), "-o", str(partial)]
+        try:
+            _run_step(cmd, CPP_DIR, "compiling the C++ conformance runner")
+        except RuntimeError as err:
+            partial.unlink(missing_ok=True)
+            if re.search(r"nlohmann/json\.hpp\W*(No such file|file not found)", str(err)):
+                raise RuntimeError(
+                    "the C++ binding needs nlohmann/json (Debian/Ubuntu: apt-get install "
+                    "nlohmann-json3-dev; elsewhere add its include directory to PTN_CXXFLAGS); "
+                    f"{INSTALL_HINT}\n{err}"
+                ) from None
+            raise
+        os.replace(partial, target)
+        for old in build.glob("conformance_runner-*"):  # earlier builds of this cache
+            if old != target:
+                old.unlink(missing_ok=True)
+    return target
+
+
+def _node_major(node: str) -> int:
+    proc = subprocess.run([node, "--version"], capture_output=True, text=True, check=False)
+    try:
+        return int(proc.stdout.strip().lstrip("v").split(".")[0])
+    except ValueError:
+        return 0
+
+
+def _installed_as_locked(root: Path) -> bool:
+    """node_modules holds every package of package-lock.json at its locked version."""
+    try:
+        lock = json.loads((root / "package-lock.json").read_text(encoding="utf-8"))
+        for where, entry in lock.get("packages", {}).items():
+            if not where:
+                continue
+            installed = json.loads((root / where / "package.json").read_text(encoding="utf-8"))
+            if installed.get("version") != entry.get("version"):
+                return False
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def typescript_runner() -> list[str]:
+    """The command of the TypeScript conformance runner, after `npm ci` and `tsc` if needed."""
+    node = _tool("node", "the TypeScript conformance runner")
+    if _node_major(node) < 20:
+        raise RuntimeError(f"the TypeScript conformance runner needs Node.js >= 20; {INSTALL_HINT}")
+    script = TS_DIR / "conformance_runner.mjs"
+    manifests = [TS_DIR / "package.json", TS_DIR / "package-lock.json"]
+    _require_generated([script, *manifests])
+    tsc = TS_DIR / "node_modules" / "typescript" / "bin" / "tsc"
+    sources = [TS_DIR / "tsconfig.json", *sorted((TS_DIR / "src").rglob("*.ts"))]
+    dist = TS_DIR / "dist"
+    dist_stamp = dist / ".ptn-build-sha256"
+
+    def current(stamp: Path, key: str) -> bool:
+        return stamp.is_file() and stamp.read_text() == key
+
+    with _build_lock("typescript"):
+        if not (tsc.is_file() and _installed_as_locked(TS_DIR)):
+            npm = _tool("npm", "the TypeScript conformance runner")
+            _run_step([npm, "ci", "--no-audit", "--no-fund"], TS_DIR, "npm ci")
+        dist_key = _files_digest(TS_DIR, [*sources, *manifests])
+        if not ((dist / "index.js").is_file() and current(dist_stamp, dist_key)):
+            _run_step([node, str(tsc), "-p", str(TS_DIR)], TS_DIR, "tsc")
+            dist_stamp.write_text(dist_key)
+    return [node, str(script)]
+
+
+# ---------------------------------------------------------------------------
+# Running
+# ---------------------------------------------------------------------------
+
+
+def _run_command(cmd: Sequence[str], files: Sequence[str], what: str) -> str:
+    out = []
+    for start in range(0, len(files), BATCH):
+        batch = list(files[start : start + BATCH])
+        proc = subprocess.run([*cmd, *batch], capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            tail = proc.stdout[-2000:] + proc.stderr[-4000:]
+            raise RuntimeError(f"{what} failed (exit {proc.returncode}):\n{tail}")
+        out.append(proc.stdout)
+    return "".join(out)
+
+
+def run_cpp(files: Sequence[str]) -> str:
+    return _run_command([str(cpp_runner())], files, "the C++ conformance runner")
+
+
+def run_typescript(files: Sequence[str]) -> str:
+    return _run_command(typescript_runner(), files, "the TypeScript conformance runner")
+
+
+LANGUAGES: dict[str, Callable[[Sequence[str]], str]] = {
+    "python": run_python,
+    "cpp": run_cpp,
+    "typescript": run_typescript,
+}
 
 
 def run(lang: str, files: Sequence[str]) -> str:

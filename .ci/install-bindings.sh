@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Install what the C++ and TypeScript bindings need to build and run their tests:
+#   - nlohmann/json headers (Debian/Ubuntu: nlohmann-json3-dev), only if they are missing;
+#   - g++, only if no C++ compiler ($CXX, default g++) is found;
+#   - the TypeScript toolchain pinned by generated/typescript/package-lock.json (npm ci).
+# Node.js >= 20 and npm must already be installed (e.g. actions/setup-node).
+# Extra compiler flags (say -I for a nlohmann/json elsewhere) go in PTN_CXXFLAGS.
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cxx="${CXX:-g++}"
+
+have_compiler() {
+  command -v "${cxx%% *}" >/dev/null 2>&1
+}
+
+have_nlohmann() {
+  if have_compiler; then
+    # shellcheck disable=SC2086  # CXX and PTN_CXXFLAGS may hold several words
+    echo '#include <nlohmann/json.hpp>' |
+      ${cxx} -std=c++17 ${PTN_CXXFLAGS:-} -x c++ -fsyntax-only - >/dev/null 2>&1
+  else
+    [ -f /usr/include/nlohmann/json.hpp ] || [ -f /usr/local/include/nlohmann/json.hpp ]
+  fi
+}
+
+apt_packages=()
+have_compiler || apt_packages+=(g++)
+have_nlohmann || apt_packages+=(nlohmann-json3-dev)
+
+if [ "${#apt_packages[@]}" -gt 0 ]; then
+  if ! command -v apt-get >/dev/null 2>&1; then
+    echo "install-bindings: need ${apt_packages[*]} but apt-get is not available;" \
+      "install them with the system's package manager" >&2
+    exit 1
+  fi
+  sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    if ! command -v sudo >/dev/null 2>&1; then
+      echo "install-bindings: not root and no sudo; cannot install ${apt_packages[*]}" >&2
+      exit 1
+    fi
+    sudo=(sudo)
+  fi
+  echo "install-bindings: apt-get install ${apt_packages[*]}"
+  ${sudo[@]+"${sudo[@]}"} apt-get update
+  ${sudo[@]+"${sudo[@]}"} env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y --no-install-recommends "${apt_packages[@]}"
+else
+  echo "install-bindings: C++ compiler and nlohmann/json found"
+fi
+
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  echo "install-bindings: Node.js >= 20 with npm is required for the TypeScript binding" >&2
+  exit 1
+fi
+node_major="$(node -p 'process.versions.node.split(".")[0]')"
+if [ "${node_major}" -lt 20 ]; then
+  echo "install-bindings: Node.js >= 20 is required, found $(node --version)" >&2
+  exit 1
+fi
+
+cd "${repo}/generated/typescript"
+npm ci --no-audit --no-fund

@@ -1,0 +1,6 @@
+// The one host API the binding uses beyond ES2022: WHATWG TextDecoder (global in Node
+// and browsers). Declared here so that the build needs neither @types/node nor lib "dom".
+declare class TextDecoder {
+  constructor(label?: string, options?: { fatal?: boolean; ignoreBOM?: boolean });
+  decode(input?: Uint8Array): string;
+}

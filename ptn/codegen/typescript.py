@@ -1,0 +1,264 @@
+"""TypeScript target: an ES-module package for Node 20 (strict tsc), generated from the schema.
+
+Layout under generated/typescript/ (``npm ci && npx tsc`` builds ``dist/``):
+
+- ``src/metadata.ts``: generated from the schema: the tables and ``Metadata`` with one
+  accessor per well-known name (``get_windows`` -> ``windows()``), plus the
+  ``WellKnownMetadata`` interface;
+- ``src/{strict_json,metadata_core}.ts``, ``src/globals.d.ts``, ``conformance_runner.mjs``,
+  ``tsconfig.json`` and ``package-lock.json``: copied from ``ptn/codegen/templates/ts_*``;
+- ``package.json``: written here; its only dependency is the pinned ``typescript``
+  devDependency, which the committed lock file pins with its integrity hash.
+
+After changing ``package_json()`` (say, TYPESCRIPT_VERSION), refresh the lock template:
+write ``package_json()`` to an empty directory, run ``npm install --package-lock-only``
+there and copy its ``package-lock.json`` to ``templates/ts_package-lock.json``
+(tests/test_bindings.py checks that the two agree).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from ptn.codegen.cpp import (
+    SCHEMA_SOURCE,
+    base_kind,
+    check_expressible,
+    copied,
+    enum_members,
+    float_bounds,
+    header,
+    int_bounds,
+    template_text,
+    unique_accessors,
+)
+from ptn.codegen.schema_info import SchemaInfo, WellKnown
+
+TYPESCRIPT_VERSION = "5.9.3"
+PACKAGE_NAME = "@ptn/metadata"
+PACKAGE_VERSION = "0.1.0"
+
+# Runtime files copied verbatim: template name -> (path under generated/typescript/, comment).
+TS_TEMPLATES = {
+    "ts_strict_json.ts": ("src/strict_json.ts", "//"),
+    "ts_metadata_core.ts": ("src/metadata_core.ts", "//"),
+    "ts_globals.d.ts": ("src/globals.d.ts", "//"),
+    "ts_conformance_runner.mjs": ("conformance_runner.mjs", "//"),
+    "ts_tsconfig.json": ("tsconfig.json", "//"),  # tsc reads tsconfig.json with comments
+}
+LOCK_TEMPLATE = "ts_package-lock.json"
+
+# Members of MetadataBase / Metadata an accessor must not shadow.
+TS_MEMBERS = frozenset(
+    """has size names kind value metadataInt metadataInts metadataFloat metadataFloats
+    metadataStr metadataStrs metadataBool metadataBools optionalInt optionalInts
+    optionalFloat optionalFloats optionalStr optionalStrs optionalBool optionalBools
+    wellKnown parse constructor toString valueOf hasOwnProperty isPrototypeOf
+    propertyIsEnumerable toLocaleString""".split()
+)
+_TS_TYPE = {
+    "bool": "boolean",
+    "int": "bigint",
+    "float": "number",
+    "str": "string",
+    "bools": "boolean[]",
+    "ints": "bigint[]",
+    "floats": "number[]",
+    "strs": "string[]",
+}
+_OPTIONAL = {
+    "bool": "optionalBool",
+    "int": "optionalInt",
+    "float": "optionalFloat",
+    "str": "optionalStr",
+    "bools": "optionalBools",
+    "ints": "optionalInts",
+    "floats": "optionalFloats",
+    "strs": "optionalStrs",
+}
+_RULE_KEYS = {"length-name": "lengthName", "bound": "bound", "required-by": "requiredBy"}
+
+
+def camel(ident: str) -> str:
+    """``max_context_len`` -> ``maxContextLen`` (leading underscores stay)."""
+    lead = ident[: len(ident) - len(ident.lstrip("_"))]
+    first, *rest = ident[len(lead) :].split("_")
+    return lead + first + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def ts_string(text: str) -> str:
+    return json.dumps(text)  # ASCII-only, a valid JavaScript string literal
+
+
+def _ts_scalar(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return f"{value}n"
+    if isinstance(value, float):
+        return repr(value)
+    return ts_string(value)
+
+
+def _jsdoc(text: str) -> str:
+    return " ".join(text.split()).replace("*/", "*\\/")
+
+
+def _well_known_entry(w: WellKnown) -> str:
+    kind = base_kind(w.kind)
+    low: Any = None
+    high: Any = None
+    if kind == "int":
+        low, high = int_bounds(w)
+    elif kind == "float":
+        low, high = float_bounds(w)
+    members = enum_members(w)
+    enum = "null" if members is None else "[" + ", ".join(_ts_scalar(m) for m in members) + "]"
+    min_items = "null" if w.min_items is None else str(w.min_items)
+    return (
+        "    {\n"
+        f"      name: {ts_string(w.name)},\n"
+        f'      kind: "{w.kind}",\n'
+        f"      minimum: {_ts_scalar(low)},\n"
+        f"      maximum: {_ts_scalar(high)},\n"
+        f"      enum: {enum},\n"
+        f"      minItems: {min_items},\n"
+        f"      description: {ts_string(w.description)},\n"
+        "    },"
+    )
+
+
+def _rule_entry(rule: dict[str, Any]) -> str:
+    lines = [
+        "    {",
+        f"      id: {ts_string(rule['id'])},",
+        f"      kind: {ts_string(rule['kind'])},",
+        f"      names: [{', '.join(ts_string(n) for n in rule['names'])}],",
+    ]
+    lines += [f"      {key}: {ts_string(rule[k])}," for k, key in _RULE_KEYS.items() if k in rule]
+    return "\n".join([*lines, "    },"])
+
+
+def _property(name: str) -> str:
+    return name if re.fullmatch(r"[A-Za-z_$][A-Za-z0-9_$]*", name) else ts_string(name)
+
+
+def emit_metadata_module(info: SchemaInfo) -> str:
+    from ptn.codegen.spec_table import _KIND, _constraint
+
+    check_expressible(info)
+    accessors = unique_accessors(info, camel, TS_MEMBERS)
+    known = "\n".join(_well_known_entry(w) for w in info.well_known)
+    rules = "\n".join(_rule_entry(r) for r in info.rules)
+    fields = []
+    methods = []
+    for w in info.well_known:
+        constraint = _constraint(w)
+        kind_text = _KIND[w.kind] + (f"; {constraint}" if constraint else "")
+        fields.append(
+            f"  /** {_jsdoc(w.description)} ({kind_text}) */\n"
+            f"  readonly {_property(w.name)}?: {_TS_TYPE[w.kind]};"
+        )
+        methods.append(
+            f"  /** `{w.name}` ({kind_text}): {_jsdoc(w.description)} undefined when absent. */\n"
+            f"  {accessors[w.name]}(): {_TS_TYPE[w.kind]} | undefined {{\n"
+            f"    return this.{_OPTIONAL[w.kind]}({ts_string(w.name)});\n"
+            "  }\n"
+        )
+    return (
+        header("//", SCHEMA_SOURCE)
+        + f"""// Metadata: metadata.json of a .ptn package (spec chapter 9) for TypeScript.
+
+import {{ MetadataBase, type SchemaTables }} from "./metadata_core.js";
+
+export const METADATA_SCHEMA_ID = {ts_string(info.schema_id)};
+
+/** The name grammar, well-known names and x-ptn-rules of the metadata schema. */
+export const METADATA_TABLES: SchemaTables = {{
+  schemaId: {ts_string(info.schema_id)},
+  namePattern: {ts_string(info.name_pattern)},
+  nameMaxChars: {info.name_max_bytes},
+  wellKnown: [
+{known}
+  ],
+  rules: [
+{rules}
+  ],
+}};
+
+/** The well-known names with their TypeScript types; absent names are absent. */
+export interface WellKnownMetadata {{
+{chr(10).join(fields)}
+}}
+
+/** Validated metadata.json contents; immutable. Every failure is a PtnError. */
+export class Metadata extends MetadataBase {{
+  private constructor(input: string | Uint8Array) {{
+    super(input, METADATA_TABLES);
+  }}
+
+  /** Parse strict JSON (spec section 8) and check chapter 9; throws PtnError. */
+  static parse(input: string | Uint8Array): Metadata {{
+    return new Metadata(input);
+  }}
+
+  /** The well-known names present, with their values. */
+  wellKnown(): WellKnownMetadata {{
+    const out: Record<string, unknown> = {{}};
+    for (const spec of METADATA_TABLES.wellKnown) {{
+      if (this.has(spec.name)) out[spec.name] = this.value(spec.name);
+    }}
+    return out as WellKnownMetadata;
+  }}
+
+{chr(10).join(methods)}}}
+
+/** Same as Metadata.parse. */
+export function parseMetadata(input: string | Uint8Array): Metadata {{
+  return Metadata.parse(input);
+}}
+"""
+    )
+
+
+def package_json() -> str:
+    package = {
+        "//": "Generated by `ptn codegen` (ptn/codegen/typescript.py). DO NOT EDIT.",
+        "name": PACKAGE_NAME,
+        "version": PACKAGE_VERSION,
+        "description": "metadata.json of .ptn packages: strict parsing and typed reads",
+        "private": True,
+        "license": "BSD-3-Clause",
+        "type": "module",
+        "main": "./dist/index.js",
+        "types": "./dist/index.d.ts",
+        "exports": {".": {"types": "./dist/index.d.ts", "default": "./dist/index.js"}},
+        "files": ["dist"],
+        "engines": {"node": ">=20"},
+        "scripts": {"build": "tsc -p ."},
+        "devDependencies": {"typescript": TYPESCRIPT_VERSION},
+    }
+    return json.dumps(package, indent=2) + "\n"
+
+
+def typescript_outputs(info: SchemaInfo) -> dict[str, str]:
+    """Path relative to generated/ -> text, for the TypeScript target."""
+    outputs = {
+        f"typescript/{dest}": copied(name, comment)
+        for name, (dest, comment) in TS_TEMPLATES.items()
+    }
+    outputs["typescript/src/metadata.ts"] = emit_metadata_module(info)
+    outputs["typescript/src/index.ts"] = (
+        header("//", "ptn/codegen/typescript.py")
+        + 'export * from "./strict_json.js";\n'
+        + 'export * from "./metadata_core.js";\n'
+        + 'export * from "./metadata.js";\n'
+    )
+    outputs["typescript/package.json"] = package_json()
+    # JSON without comments: the lock file is the template as npm wrote it.
+    outputs["typescript/package-lock.json"] = template_text(LOCK_TEMPLATE)
+    return outputs

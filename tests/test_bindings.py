@@ -1,0 +1,382 @@
+"""The C++ and TypeScript bindings: examples, a warnings-clean header, typed reads, and
+accessors that follow the schema.
+
+Without g++ + nlohmann/json or Node.js >= 20 the tests that need them skip locally; in
+CI (``CI`` set) a missing toolchain fails them instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ptn.codegen import render_all, stale_files, write_all
+from ptn.conformance.runners import CPP_DIR, TS_DIR, typescript_runner
+
+REPO = Path(__file__).resolve().parent.parent
+LLM_FULL = REPO / "tests" / "vectors" / "metadata" / "valid" / "llm_full.json"
+EXAMPLES = REPO / "examples" / "bindings"
+DOCS = REPO / "docs" / "bindings.md"
+STRICT = ("-std=c++17", "-Wall", "-Wextra", "-Werror")
+MORE_WARNINGS = ("-Wpedantic", "-Wshadow", "-Wconversion")
+WINDOWS = "512 0 512 0\n"
+
+
+def _missing(what: str) -> None:
+    message = f"{what}; see docs/bindings.md or run .ci/install-bindings.sh"
+    if os.environ.get("CI"):
+        pytest.fail(f"toolchain missing in CI: {message}")
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="module")
+def cxx() -> list[str]:
+    """The C++ compiler command (with $PTN_CXXFLAGS), once nlohmann/json is known to be there."""
+    compiler = shlex.split(os.environ.get("CXX") or "g++")
+    if shutil.which(compiler[0]) is None:
+        _missing(f"no C++ compiler `{compiler[0]}`")
+    command = [*compiler, *shlex.split(os.environ.get("PTN_CXXFLAGS", ""))]
+    probe = subprocess.run(
+        [*command, "-std=c++17", "-x", "c++", "-fsyntax-only", "-"],
+        input="#include <nlohmann/json.hpp>\n",
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if probe.returncode != 0:
+        _missing("nlohmann/json.hpp not found (apt-get install nlohmann-json3-dev)")
+    return command
+
+
+@pytest.fixture(scope="module")
+def node() -> str:
+    """node, with generated/typescript installed (npm ci) and built (tsc)."""
+    found = shutil.which("node")
+    if found is None or shutil.which("npm") is None:
+        _missing("Node.js >= 20 with npm not found")
+        raise AssertionError  # unreachable; for type checkers
+    version = subprocess.run([found, "--version"], capture_output=True, text=True, check=False)
+    if int(version.stdout.strip().lstrip("v").split(".")[0] or 0) < 20:
+        _missing(f"Node.js >= 20 needed, found {version.stdout.strip()}")
+    typescript_runner()  # npm ci / tsc when needed; a failure here is a real failure
+    return found
+
+
+def compile_cpp(
+    cxx: list[str], source: Path, out: Path, include: Path = CPP_DIR / "include"
+) -> Path:
+    cmd = [*cxx, *STRICT, *MORE_WARNINGS, "-I", str(include), str(source), "-o", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, f"{shlex.join(cmd)}\n{proc.stderr}"
+    return out
+
+
+def run(cmd: list[str], stdin: bytes | None = None) -> str:
+    proc = subprocess.run(cmd, input=stdin, capture_output=True, check=False)
+    assert proc.returncode == 0, proc.stderr.decode()
+    return proc.stdout.decode()
+
+
+# ---------------------------------------------------------------------------
+# The examples of docs/bindings.md
+# ---------------------------------------------------------------------------
+
+
+def test_docs_show_the_example_programs_verbatim() -> None:
+    docs = DOCS.read_text(encoding="utf-8")
+    for name in ("read_windows.cpp", "read_windows.mjs"):
+        assert (EXAMPLES / name).read_text(encoding="utf-8") in docs, name
+
+
+def test_cpp_example_prints_windows(cxx: list[str], tmp_path: Path) -> None:
+    exe = compile_cpp(cxx, EXAMPLES / "read_windows.cpp", tmp_path / "read_windows")
+    assert run([str(exe), str(LLM_FULL)]) == WINDOWS
+    assert run([str(exe), "-"], stdin=LLM_FULL.read_bytes()) == WINDOWS
+
+
+def test_typescript_example_prints_windows(node: str) -> None:
+    assert run([node, str(EXAMPLES / "read_windows.mjs"), str(LLM_FULL)]) == WINDOWS
+    stdin = LLM_FULL.read_bytes()
+    assert run([node, str(EXAMPLES / "read_windows.mjs"), "-"], stdin=stdin) == WINDOWS
+
+
+# ---------------------------------------------------------------------------
+# The C++ header: warnings-clean, self-contained, typed reads
+# ---------------------------------------------------------------------------
+
+CPP_TYPED_READS = r"""
+#include <ptn/metadata.hpp>  // first: the public header is self-contained
+
+#include <cstdint>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+static_assert(std::is_base_of_v<std::runtime_error, ptn::Error>);
+
+template <class F>
+std::string rule_of(F&& f) {
+  try {
+    f();
+    return "ok";
+  } catch (const ptn::Error& e) {
+    return e.rule() + (e.has_pointer() ? " '" + e.pointer() + "'" : " -");
+  }
+}
+
+int main() {
+  const ptn::Metadata m = ptn::Metadata::parse(
+      R"({"get_vocab_size": 32000, "get_eos_ids": [2, 31999], "x": 1.5, "n": 300,)"
+      R"( "e": [], "mix": [1, 2.5], "s": "h\u00e9", "b": [true, false],)"
+      R"( "big": 9223372036854775807})");
+  std::cout << *m.vocab_size() << " " << (m.max_context_len() ? "set" : "absent") << "\n";
+  std::cout << m.metadata_int<std::uint16_t>("get_vocab_size") << " "
+            << m.metadata_int("big") << "\n";
+  std::cout << rule_of([&] { m.metadata_int<std::int8_t>("n"); }) << "\n";
+  std::cout << rule_of([&] { m.metadata_int("x"); }) << "\n";
+  std::cout << rule_of([&] { m.metadata_bool("nope"); }) << "\n";
+  std::cout << m.metadata_float("n") << " " << m.metadata_floats("get_eos_ids").size() << " "
+            << m.metadata_floats("mix").at(1) << " " << m.metadata_ints("e").size()
+            << m.metadata_strs("e").size() << "\n";
+  std::cout << m.metadata_str("s") << " " << m.metadata_bools("b").size() << " "
+            << ptn::kind_name(m.kind("mix")) << " " << ptn::kind_name(m.kind("e")) << "\n";
+  std::cout << rule_of([] { ptn::Metadata::parse(R"({"a": 1, "a": 2})"); }) << "\n";
+  std::cout << rule_of([] { ptn::Metadata::parse("[1]"); }) << "\n";
+  std::cout << rule_of([] { ptn::Metadata::parse(std::string("{}\0", 3)); }) << "\n";
+  std::cout << rule_of([] {
+    ptn::Metadata::parse(
+        R"({"get_kv_heads": [8], "get_head_dims": [64], "get_windows": [0, 0]})");
+  }) << "\n";
+  std::cout << m.to_json().dump() << "\n";
+}
+"""
+
+CPP_TYPED_READS_OUT = """32000 absent
+32000 9223372036854775807
+metadata-read-out-of-range '/n'
+metadata-wrong-kind '/x'
+metadata-missing-name '/nope'
+300 2 2.5 00
+h\u00e9 2 floats list
+json-duplicate-name '/a'
+metadata-not-object ''
+json-trailing-data -
+llm-cache-geometry-length '/get_windows'
+{"get_vocab_size":32000,"get_eos_ids":[2,31999],"x":1.5,"n":300,"e":[],"mix":[1.0,2.5],\
+"s":"h\u00e9","b":[true,false],"big":9223372036854775807}
+"""
+
+
+def test_cpp_header_is_warning_clean_and_reads_typed_values(cxx: list[str], tmp_path: Path) -> None:
+    include = CPP_DIR / "include"
+    for header in sorted((include / "ptn").glob("*.hpp")):  # each header stands alone
+        cmd = [*cxx, *STRICT, *MORE_WARNINGS, "-I", str(include), "-x", "c++", "-fsyntax-only"]
+        proc = subprocess.run(
+            [*cmd, "-"], input=f"#include <ptn/{header.name}>\n", capture_output=True, text=True
+        )
+        assert proc.returncode == 0, f"{header.name}:\n{proc.stderr}"
+    source = tmp_path / "typed_reads.cpp"
+    source.write_text(CPP_TYPED_READS, encoding="utf-8")
+    exe = compile_cpp(cxx, source, tmp_path / "typed_reads")
+    assert run([str(exe)]) == CPP_TYPED_READS_OUT
+
+
+# ---------------------------------------------------------------------------
+# TypeScript: typed reads, string input
+# ---------------------------------------------------------------------------
+
+TS_TYPED_READS = r"""
+import { Metadata, PtnError } from "%(index)s";
+
+const ruleOf = (f) => {
+  try {
+    f();
+    return "ok";
+  } catch (e) {
+    if (!(e instanceof PtnError)) throw e;
+    return `${e.rule} ${JSON.stringify(e.pointer)}`;
+  }
+};
+const m = Metadata.parse(
+  '{"get_vocab_size": 32000, "get_eos_ids": [2, 31999], "x": 1.5, "n": 300, "e": [],' +
+    ' "mix": [1, 2.5], "big": 9223372036854775807}',
+);
+const out = [
+  `${m.vocabSize()} ${m.maxContextLen()} ${m.metadataInt("big")} ${m.eosIds().join(",")}`,
+  ruleOf(() => m.metadataInt("n", { maximum: 255n })),
+  ruleOf(() => m.metadataInt("x")),
+  ruleOf(() => m.metadataBool("nope")),
+  `${m.metadataFloat("n")} ${m.metadataFloats("mix").join(",")} ${m.metadataInts("e").length}`,
+  `${m.kind("mix")} ${m.kind("e")} ${Object.keys(m.wellKnown()).join(",")}`,
+  ruleOf(() => Metadata.parse("\uFEFF{}")),
+  ruleOf(() => Metadata.parse('{"a": "\uD800"}')),
+  ruleOf(() => Metadata.parse('{"a": "\\ud800"}')),
+  ruleOf(() => Metadata.parse(new TextEncoder().encode('{"a": 1, "a": 2}'))),
+  ruleOf(() => Metadata.parse('{"a": "\u{1F600}", "b": "\\ud83d\\ude00"}')),
+  ruleOf(() => Metadata.parse(new Uint8Array([0x7b, 0x7d, 0x00]))),
+];
+console.log(out.join("\n"));
+"""
+
+TS_TYPED_READS_OUT = """32000 undefined 9223372036854775807 2,31999
+metadata-read-out-of-range "/n"
+metadata-wrong-kind "/x"
+metadata-missing-name "/nope"
+300 1,2.5 0
+floats list get_vocab_size,get_eos_ids
+json-bom null
+json-invalid-utf8 null
+json-lone-surrogate "/a"
+json-duplicate-name "/a"
+ok
+json-trailing-data null
+"""
+
+
+def test_typescript_reads_typed_values(node: str, tmp_path: Path) -> None:
+    script = tmp_path / "typed_reads.mjs"
+    index = (TS_DIR / "dist" / "index.js").as_uri()
+    script.write_text(TS_TYPED_READS % {"index": index}, encoding="utf-8")
+    assert run([node, str(script)]) == TS_TYPED_READS_OUT
+
+
+# ---------------------------------------------------------------------------
+# Generated from the schema
+# ---------------------------------------------------------------------------
+
+
+def test_binding_files_say_do_not_edit() -> None:
+    for rel, text in render_all().items():
+        if not rel.startswith(("generated/cpp/", "generated/typescript/")):
+            continue
+        if rel.endswith("package-lock.json"):  # npm's JSON: no comments possible
+            continue
+        first = text.splitlines()[0] if not rel.endswith("package.json") else text
+        assert "DO NOT EDIT" in first, rel
+
+
+def test_lock_file_matches_package_json() -> None:
+    outputs = render_all()
+    package = json.loads(outputs["generated/typescript/package.json"])
+    lock = json.loads(outputs["generated/typescript/package-lock.json"])
+    root = lock["packages"][""]
+    assert (lock["name"], lock["version"]) == (package["name"], package["version"])
+    assert root.get("dependencies") == package.get("dependencies")
+    assert root.get("devDependencies") == package.get("devDependencies")
+    for name, version in package["devDependencies"].items():
+        assert lock["packages"][f"node_modules/{name}"]["version"] == version
+
+
+NEW_NAMES = {
+    "get_rope_base": {"description": "RoPE base frequency.", "type": "number", "minimum": 1},
+    "tokenizer.kind": {"description": "Tokenizer family.", "type": "string", "enum": ["bpe"]},
+}
+
+
+@pytest.fixture(scope="module")
+def regenerated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the repository whose schema gained two well-known names, regenerated."""
+    root = tmp_path_factory.mktemp("repo")
+    ignore = shutil.ignore_patterns("node_modules", "build", "dist", "__pycache__")
+    shutil.copytree(REPO / "schema", root / "schema")
+    shutil.copytree(REPO / "generated", root / "generated", ignore=ignore)
+    shutil.copy(REPO / "spec.md", root / "spec.md")
+    path = root / "schema" / "metadata.schema.json"
+    schema = json.loads(path.read_text(encoding="utf-8"))
+    schema["properties"].update(NEW_NAMES)
+    path.write_text(json.dumps(schema, indent=2), encoding="utf-8")
+    outputs = render_all(root)
+    stale = stale_files(outputs, root)
+    assert "generated/cpp/include/ptn/metadata.hpp" in stale
+    assert "generated/typescript/src/metadata.ts" in stale
+    write_all(outputs, root)
+    assert stale_files(render_all(root), root) == []
+    return root
+
+
+def test_new_well_known_names_get_accessors(regenerated: Path) -> None:
+    header = (regenerated / "generated/cpp/include/ptn/metadata.hpp").read_text()
+    assert "std::optional<double> rope_base() const" in header
+    assert 'optional_float("get_rope_base")' in header
+    assert "std::optional<std::string> tokenizer_kind() const" in header
+    module = (regenerated / "generated/typescript/src/metadata.ts").read_text()
+    assert "ropeBase(): number | undefined" in module
+    assert "tokenizerKind(): string | undefined" in module
+    assert 'readonly "tokenizer.kind"?: string;' in module
+
+
+CPP_NEW_NAMES = r"""
+#include <ptn/metadata.hpp>
+
+#include <iostream>
+
+int main() {
+  const auto m = ptn::Metadata::parse(R"({"get_rope_base": 10000.0, "tokenizer.kind": "bpe"})");
+  std::cout << *m.rope_base() << " " << *m.tokenizer_kind() << "\n";
+  for (const char* text : {R"({"get_rope_base": 10000})", R"({"get_rope_base": 0.5})",
+                           R"({"tokenizer.kind": "wordpiece"})"}) {
+    try {
+      ptn::Metadata::parse(text);
+      std::cout << "valid\n";
+    } catch (const ptn::Error& e) {
+      std::cout << e.rule() << " " << e.pointer() << "\n";
+    }
+  }
+}
+"""
+
+NEW_NAMES_OUT = """10000 bpe
+llm-wrong-type /get_rope_base
+llm-value-out-of-range /get_rope_base
+llm-value-out-of-range /tokenizer.kind
+"""
+
+
+def test_new_well_known_names_work_in_cpp(
+    regenerated: Path, cxx: list[str], tmp_path: Path
+) -> None:
+    source = tmp_path / "new_names.cpp"
+    source.write_text(CPP_NEW_NAMES, encoding="utf-8")
+    include = regenerated / "generated" / "cpp" / "include"
+    exe = compile_cpp(cxx, source, tmp_path / "new_names", include=include)
+    assert run([str(exe)]) == NEW_NAMES_OUT
+
+
+TS_NEW_NAMES = r"""
+import { Metadata, PtnError } from "%(index)s";
+
+const m = Metadata.parse('{"get_rope_base": 10000.0, "tokenizer.kind": "bpe"}');
+const out = [`${m.ropeBase()} ${m.tokenizerKind()}`];
+for (const text of ['{"get_rope_base": 10000}', '{"get_rope_base": 0.5}',
+                    '{"tokenizer.kind": "wordpiece"}']) {
+  try {
+    Metadata.parse(text);
+    out.push("valid");
+  } catch (e) {
+    if (!(e instanceof PtnError)) throw e;
+    out.push(`${e.rule} ${e.pointer}`);
+  }
+}
+console.log(out.join("\n"));
+"""
+
+
+def test_new_well_known_names_work_in_typescript(
+    regenerated: Path, node: str, tmp_path: Path
+) -> None:
+    package = regenerated / "generated" / "typescript"
+    modules = package / "node_modules"
+    if not modules.exists():
+        modules.symlink_to(TS_DIR / "node_modules", target_is_directory=True)
+    tsc = TS_DIR / "node_modules" / "typescript" / "bin" / "tsc"
+    run([node, str(tsc), "-p", str(package)])
+    script = tmp_path / "new_names.mjs"
+    script.write_text(TS_NEW_NAMES % {"index": (package / "dist/index.js").as_uri()})
+    assert run([node, str(script)]) == NEW_NAMES_OUT

@@ -1,0 +1,58 @@
+"""Package-level envelope rules: program.ptg and membership."""
+
+from __future__ import annotations
+
+import pytest
+
+from ptn import members
+from ptn.members import membership_findings, ptg_findings
+
+GOOD = b"\x10\x00\x00\x00NPTG" + bytes(56)
+
+
+def rules(findings: list) -> list[str]:  # type: ignore[type-arg]
+    return [f.rule for f in findings]
+
+
+def test_good_program_has_no_findings() -> None:
+    assert ptg_findings(memoryview(GOOD)) == []
+
+
+@pytest.mark.parametrize(
+    ("data", "rule"),
+    [
+        (b"\x08\x00\x00", "ptg-too-short"),
+        (b"\x10\x00\x00\x00TFL3" + bytes(56), "ptg-bad-identifier"),
+        (b"\xff\xff\xff\x7fNPTG" + bytes(56), "ptg-bad-root-offset"),
+        (b"\x04\x00\x00\x00NPTG" + bytes(56), "ptg-bad-root-offset"),
+    ],
+)
+def test_ptg_rules(data: bytes, rule: str) -> None:
+    assert rules(ptg_findings(memoryview(data))) == [rule]
+
+
+def test_program_over_the_runtime_cap_is_a_warning(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(members, "PTG_MAX_BYTES", 32)
+    (finding,) = ptg_findings(memoryview(GOOD))
+    assert (finding.rule, finding.severity) == ("ptg-too-large", "warning")
+
+
+@pytest.mark.parametrize(
+    ("names", "expected"),
+    [
+        (["program.ptg"], []),
+        (["program.ptg", "program.safetensors", "aliases.json", "metadata.json"], []),
+        (["metadata.json"], ["ptn-missing-ptg"]),
+        (["program.ptg", "Program.ptg"], ["ptn-unknown-member"]),
+        (["program.ptg", "a/metadata.json"], ["ptn-unknown-member"]),
+        (["program.ptg", "../x"], ["ptn-unknown-member"]),
+        (["program.ptg", "aliases.json"], ["ptn-aliases-without-constants"]),
+    ],
+)
+def test_membership(names: list[str], expected: list[str]) -> None:
+    assert rules(membership_findings(names)) == expected
+
+
+def test_case_variant_gets_a_hint() -> None:
+    (finding,) = membership_findings(["program.ptg", "METADATA.JSON"])
+    assert "did you mean metadata.json" in finding.message
