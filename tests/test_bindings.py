@@ -89,9 +89,10 @@ def run(cmd: list[str], stdin: bytes | None = None) -> str:
 
 
 def test_docs_show_the_example_programs_verbatim() -> None:
-    docs = DOCS.read_text(encoding="utf-8")
-    for name in ("read_windows.cpp", "read_windows.mjs"):
-        assert (EXAMPLES / name).read_text(encoding="utf-8") in docs, name
+    for doc in (DOCS, REPO / "README.md"):
+        text = doc.read_text(encoding="utf-8")
+        for name in ("read_windows.cpp", "read_windows.mjs"):
+            assert (EXAMPLES / name).read_text(encoding="utf-8") in text, (doc.name, name)
 
 
 def test_cpp_example_prints_windows(cxx: list[str], tmp_path: Path) -> None:
