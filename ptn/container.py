@@ -18,8 +18,10 @@ byte-reproducible, and switches to zip64 before any field could overflow.
 
 from __future__ import annotations
 
+import functools
 import struct
 from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, BinaryIO
@@ -866,6 +868,11 @@ def _encode_name(name: str) -> bytes:
     return raw
 
 
+@functools.cache
+def _crc_pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="ptn-crc")
+
+
 class ZipWriter:
     """Streams STORED members into a seekable binary file: aligned, reproducible, zip64-safe.
 
@@ -960,6 +967,9 @@ class ZipWriter:
         self._write(header + raw + extra)
         data_offset = self._pos
         crc = total = 0
+        # CRC-32 of chunk i runs on a helper thread while chunk i is written (both
+        # release the GIL), so the checksum costs no extra wall time.
+        pending: Future[int] | None = None
         for chunk in chunks:
             view = _byte_view(chunk)
             total += len(view)
@@ -969,8 +979,12 @@ class ZipWriter:
                     f"more than the declared {size} bytes of data were given",
                     member=name,
                 )
-            crc = isal_zlib.crc32(view, crc)
+            if pending is not None:
+                crc = pending.result()
+            pending = _crc_pool().submit(isal_zlib.crc32, view, crc)
             self._write(view)
+        if pending is not None:
+            crc = pending.result()
         if size is not None and total != size:
             raise PtnError(
                 "zip-size-mismatch",

@@ -176,4 +176,10 @@ def dumps_json(value: Any) -> bytes:
     text = json.dumps(
         value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False
     )
-    return (text + "\n").encode("utf-8")
+    try:
+        return (text + "\n").encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = exc.object[exc.start : exc.end]
+        raise PtnError(
+            "json-lone-surrogate", f"text holds a lone surrogate {bad!r}; it has no UTF-8 form"
+        ) from None

@@ -171,9 +171,17 @@ def read_metadata(path: str | os.PathLike[str]) -> Metadata | None:
         return pkg.metadata
 
 
+def _metadata_to_write(metadata: Mapping[str, Any] | Metadata | None) -> Metadata | None:
+    """Validated metadata, or None when there is none to write (writers omit ``{}``)."""
+    meta = metadata if isinstance(metadata, Metadata) or metadata is None else Metadata(metadata)
+    return meta if meta is not None and len(meta) > 0 else None
+
+
 def _as_numpy(value: Any, key: str) -> np.ndarray:
     if isinstance(value, np.ndarray):
         return value
+    if isinstance(value, np.generic):
+        return np.asarray(value)
     if type(value).__module__.startswith("torch"):
         from ptn.torch import to_numpy
 
@@ -222,12 +230,20 @@ def save(
     mutable_keys: Iterable[str] = (),
 ) -> None:
     """Write a package atomically and reproducibly; see the module docstring."""
-    meta = metadata if isinstance(metadata, Metadata) or metadata is None else Metadata(metadata)
-    arrays, mutable = _check_inputs(program, constants or {}, mutable_keys)
-    owners, aliases = fold_duplicates(arrays, mutable)
-    prefix, layout = plan_layout(
-        [(k, dtype_of(a), tuple(a.shape), a.nbytes) for k, a in owners.items()]
-    )
+    try:
+        meta = _metadata_to_write(metadata)
+        arrays, mutable = _check_inputs(program, constants or {}, mutable_keys)
+        owners, aliases = fold_duplicates(arrays, mutable)
+        prefix, layout = plan_layout(
+            [(k, dtype_of(a), tuple(a.shape), a.nbytes) for k, a in owners.items()]
+        )
+    except PtnError:
+        raise
+    except Exception as exc:  # e.g. a lazy mapping or array-like failing on access
+        raise PtnError(
+            "ptn-write-failed",
+            f"cannot prepare {os.fspath(path)!r}: {type(exc).__name__}: {exc}; nothing was written",
+        ) from exc
     members: list[tuple[str, Iterable[bytes | memoryview], int]] = [
         (PTG, [memoryview(program)], len(program))
     ]
@@ -305,9 +321,7 @@ def rewrite_metadata(
     The new metadata is validated before anything is written; the rewrite is
     atomic, to ``output`` when given, else in place.
     """
-    meta = metadata if isinstance(metadata, Metadata) or metadata is None else Metadata(metadata)
-    if meta is not None and len(meta) == 0:
-        meta = None  # writers omit the member rather than write {}
+    meta = _metadata_to_write(metadata)
     with load(path) as pkg:
         members: list[tuple[str, Iterable[bytes | memoryview], int]] = []
         for name in (PTG, SAFETENSORS, ALIASES):

@@ -448,12 +448,6 @@ def test_many_entries_on_one_member_are_capped(tmp_path: Path, copies: int) -> N
     assert len(report.findings) <= 110 * len({f.rule for f in report.findings})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ptn/validation.py iter_findings(deep=True) runs check_crc once per central entry, "
-    "duplicates and overlaps included: N entries aimed at one member CRC it N times (a 69 MiB "
-    "file with 100,000 entries on a 64 MiB member takes 266 s to validate)",
-)
 def test_deep_validation_reads_each_byte_at_most_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
