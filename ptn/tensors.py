@@ -10,12 +10,12 @@ tensor aligned to its element size, data section aligned to 64 bytes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from math import prod
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 from ptn.errors import Finding, PtnError, pointer
@@ -36,25 +36,46 @@ def _le(spec: Any) -> np.dtype:
     return dt if dt.itemsize == 1 else dt.newbyteorder("<")
 
 
-DTYPES: dict[str, tuple[np.dtype, int]] = {
-    name: (_le(spec), _le(spec).itemsize)
-    for name, spec in (
-        ("F64", np.float64),
-        ("F32", np.float32),
-        ("F16", np.float16),
-        ("BF16", ml_dtypes.bfloat16),
-        ("I64", np.int64),
-        ("I32", np.int32),
-        ("I16", np.int16),
-        ("I8", np.int8),
-        ("U8", np.uint8),
-        ("BOOL", np.bool_),
-        ("C64", np.complex64),
-        ("U16", np.uint16),
-        ("U32", np.uint32),
-        ("U64", np.uint64),
-    )
-}
+# name -> element size: all that validation needs (no ml_dtypes import, which costs
+# ~0.6 s of start-up; the numpy dtypes below are built on first use).
+ITEMSIZE: dict[str, int] = {
+    "F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2,
+    "I8": 1, "U8": 1, "BOOL": 1, "C64": 8, "U16": 2, "U32": 4, "U64": 8,
+}  # fmt: skip
+
+
+@functools.cache
+def _numpy_dtypes() -> dict[str, tuple[np.dtype, int]]:
+    import ml_dtypes
+
+    specs = {
+        "F64": np.float64, "F32": np.float32, "F16": np.float16, "BF16": ml_dtypes.bfloat16,
+        "I64": np.int64, "I32": np.int32, "I16": np.int16, "I8": np.int8, "U8": np.uint8,
+        "BOOL": np.bool_, "C64": np.complex64, "U16": np.uint16, "U32": np.uint32,
+        "U64": np.uint64,
+    }  # fmt: skip
+    table = {name: (_le(spec), _le(spec).itemsize) for name, spec in specs.items()}
+    assert {k: v[1] for k, v in table.items()} == ITEMSIZE
+    return table
+
+
+class _Dtypes(Mapping[str, tuple[np.dtype, int]]):
+    """The ``.ptn`` dtype set: name -> (little-endian numpy dtype, itemsize), built lazily."""
+
+    def __getitem__(self, name: str) -> tuple[np.dtype, int]:
+        return _numpy_dtypes()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(ITEMSIZE)
+
+    def __len__(self) -> int:
+        return len(ITEMSIZE)
+
+    def __contains__(self, name: object) -> bool:
+        return name in ITEMSIZE
+
+
+DTYPES = _Dtypes()
 
 
 def dtype_name(dtype: Any) -> str:
@@ -78,7 +99,7 @@ def dtype_of(array: np.ndarray) -> str:
 
 def itemsize(name: str) -> int:
     try:
-        return DTYPES[name][1]
+        return ITEMSIZE[name]
     except KeyError:
         raise PtnError(
             "st-unsupported-dtype", f"unsupported dtype {name!r}", member=MEMBER
@@ -206,7 +227,7 @@ def read_header(buf: Any) -> tuple[dict[str, TensorInfo], int, list[Finding]]:
             continue
         ok = True
         dtype = entry["dtype"]
-        if type(dtype) is not str or dtype not in DTYPES:
+        if type(dtype) is not str or dtype not in ITEMSIZE:
             findings.append(
                 _err("st-unsupported-dtype", here + "/dtype", f"unsupported dtype {dtype!r}")
             )
@@ -241,7 +262,7 @@ def read_header(buf: Any) -> tuple[dict[str, TensorInfo], int, list[Finding]]:
         if not ok:
             continue
         info = TensorInfo(key, dtype, tuple(entry["shape"]), begin, end)
-        size = DTYPES[dtype][1]
+        size = ITEMSIZE[dtype]
         if info.nbytes != info.numel * size:
             findings.append(
                 _err(
@@ -334,7 +355,7 @@ def plan_layout(
                 pointer=here,
             )
         seen.add(key)
-        if type(dtype) is not str or dtype not in DTYPES:
+        if type(dtype) is not str or dtype not in ITEMSIZE:
             raise PtnError(
                 "st-unsupported-dtype",
                 f"unsupported dtype {dtype!r}",
@@ -345,7 +366,7 @@ def plan_layout(
         problem = _shape_problem(shape)
         if problem:
             raise PtnError("st-bad-shape", problem, member=MEMBER, pointer=here + "/shape")
-        size = DTYPES[dtype][1]
+        size = ITEMSIZE[dtype]
         if nbytes != prod(shape) * size:
             raise PtnError(
                 "st-size-mismatch",

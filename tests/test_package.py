@@ -244,7 +244,7 @@ def test_round_trip(
             assert c.shape == array.shape == c.array.shape
             assert c.array.dtype == DTYPES[names[key]][0]
             assert c.array.tobytes() == le_bytes(array)
-        expected_meta = None if metadata is None else Metadata(metadata)
+        expected_meta = Metadata(metadata) if metadata else None  # {} is omitted
         assert pkg.metadata == expected_meta
     assert ptn.read_metadata(path) == expected_meta
 
