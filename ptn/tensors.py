@@ -44,26 +44,28 @@ ITEMSIZE: dict[str, int] = {
 }  # fmt: skip
 
 
-@functools.cache
-def _numpy_dtypes() -> dict[str, tuple[np.dtype, int]]:
-    import ml_dtypes
+_NUMPY_SPECS: dict[str, Any] = {
+    "F64": np.float64, "F32": np.float32, "F16": np.float16, "I64": np.int64,
+    "I32": np.int32, "I16": np.int16, "I8": np.int8, "U8": np.uint8, "BOOL": np.bool_,
+    "C64": np.complex64, "U16": np.uint16, "U32": np.uint32, "U64": np.uint64,
+}  # fmt: skip
 
-    specs = {
-        "F64": np.float64, "F32": np.float32, "F16": np.float16, "BF16": ml_dtypes.bfloat16,
-        "I64": np.int64, "I32": np.int32, "I16": np.int16, "I8": np.int8, "U8": np.uint8,
-        "BOOL": np.bool_, "C64": np.complex64, "U16": np.uint16, "U32": np.uint32,
-        "U64": np.uint64,
-    }  # fmt: skip
-    table = {name: (_le(spec), _le(spec).itemsize) for name, spec in specs.items()}
-    assert {k: v[1] for k, v in table.items()} == ITEMSIZE
-    return table
+
+@functools.cache
+def _numpy_dtype(name: str) -> np.dtype:
+    """Little-endian numpy dtype of ``name``; ml_dtypes is imported only for BF16."""
+    if name == "BF16":
+        import ml_dtypes
+
+        return np.dtype(ml_dtypes.bfloat16)
+    return _le(_NUMPY_SPECS[name])
 
 
 class _Dtypes(Mapping[str, tuple[np.dtype, int]]):
     """The ``.ptn`` dtype set: name -> (little-endian numpy dtype, itemsize), built lazily."""
 
     def __getitem__(self, name: str) -> tuple[np.dtype, int]:
-        return _numpy_dtypes()[name]
+        return _numpy_dtype(name), ITEMSIZE[name]
 
     def __iter__(self) -> Iterator[str]:
         return iter(ITEMSIZE)
@@ -85,8 +87,10 @@ def dtype_name(dtype: Any) -> str:
     except (TypeError, ValueError):
         dt = None
     if dt is not None:
-        for name, (known, _) in DTYPES.items():
-            if dt == known:
+        # bfloat16 is a numpy "void-like" extension type; checking it last keeps
+        # ml_dtypes unimported unless a tensor may really be bfloat16.
+        for name in sorted(ITEMSIZE, key=lambda n: n == "BF16"):
+            if (name != "BF16" or dt.kind == "V") and dt == _numpy_dtype(name):
                 return name
     raise PtnError(
         "st-unsupported-dtype", f"dtype {dtype!r} has no safetensors name", member=MEMBER
