@@ -19,8 +19,9 @@ byte-reproducible, and switches to zip64 before any field could overflow.
 from __future__ import annotations
 
 import functools
+import os
 import struct
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from types import TracebackType
@@ -927,6 +928,69 @@ class ZipWriter:
         streamed length is verified; without it, zip64 space is reserved
         because the final size is unknown until the data has been written.
         """
+        return self._add(name, size, lambda: self._stream(name, chunks, size))
+
+    def add_copy(self, name: str, src_fd: int, offset: int, size: int, crc: int) -> Member:
+        """Append ``size`` bytes of another file as member ``name``, with its known CRC-32.
+
+        The kernel copies the data (``copy_file_range``: no trip through Python,
+        a reflink where the filesystem can); the CRC is carried over, not
+        recomputed, so a corrupt source stays detectably corrupt.
+        """
+        return self._add(name, size, lambda: self._copy(name, src_fd, offset, size, crc))
+
+    def _copy(self, name: str, src_fd: int, offset: int, size: int, crc: int) -> tuple[int, int]:
+        self._f.flush()
+        dst_fd = self._f.fileno()
+        done = 0
+        try:
+            while done < size:
+                n = os.copy_file_range(src_fd, dst_fd, min(size - done, 1 << 30), offset + done)
+                if n == 0:
+                    break
+                done += n
+        except OSError:  # no copy_file_range here (old kernel, other filesystems): by hand
+            os.lseek(dst_fd, self._base + self._pos + done, os.SEEK_SET)
+            while done < size:
+                block = os.pread(src_fd, min(size - done, 16 << 20), offset + done)
+                if not block:
+                    break
+                view = memoryview(block)
+                while view:
+                    view = view[os.write(dst_fd, view) :]
+                done += len(block)
+        if done != size:
+            raise PtnError("zip-size-mismatch", "the source ended early", member=name)
+        self._pos += size
+        self._f.seek(self._base + self._pos)
+        return size, crc
+
+    def _stream(self, name: str, chunks: Iterable[Buffer], size: int | None) -> tuple[int, int]:
+        crc = total = 0
+        # CRC-32 of chunk i runs on a helper thread while chunk i is written (both
+        # release the GIL), so the checksum costs no extra wall time.
+        pending: Future[int] | None = None
+        for chunk in chunks:
+            view = _byte_view(chunk)
+            total += len(view)
+            if size is not None and total > size:
+                raise PtnError(
+                    "zip-size-mismatch",
+                    f"more than the declared {size} bytes of data were given",
+                    member=name,
+                )
+            if pending is not None:
+                crc = pending.result()
+            pending = _crc_pool().submit(isal_zlib.crc32, view, crc)
+            self._write(view)
+        if pending is not None:
+            crc = pending.result()
+        return total, crc
+
+    def _add(
+        self, name: str, size: int | None, write_data: Callable[[], tuple[int, int]]
+    ) -> Member:
+        """Local header, then ``write_data()`` -> (bytes written, CRC-32), then patch the header."""
         self._check_usable()
         raw = _encode_name(name)
         if name in self._names:
@@ -966,25 +1030,7 @@ class ZipWriter:
         self._broken = True  # until the member is complete and patched
         self._write(header + raw + extra)
         data_offset = self._pos
-        crc = total = 0
-        # CRC-32 of chunk i runs on a helper thread while chunk i is written (both
-        # release the GIL), so the checksum costs no extra wall time.
-        pending: Future[int] | None = None
-        for chunk in chunks:
-            view = _byte_view(chunk)
-            total += len(view)
-            if size is not None and total > size:
-                raise PtnError(
-                    "zip-size-mismatch",
-                    f"more than the declared {size} bytes of data were given",
-                    member=name,
-                )
-            if pending is not None:
-                crc = pending.result()
-            pending = _crc_pool().submit(isal_zlib.crc32, view, crc)
-            self._write(view)
-        if pending is not None:
-            crc = pending.result()
+        total, crc = write_data()
         if size is not None and total != size:
             raise PtnError(
                 "zip-size-mismatch",

@@ -244,9 +244,7 @@ def save(
             "ptn-write-failed",
             f"cannot prepare {os.fspath(path)!r}: {type(exc).__name__}: {exc}; nothing was written",
         ) from exc
-    members: list[tuple[str, Iterable[bytes | memoryview], int]] = [
-        (PTG, [memoryview(program)], len(program))
-    ]
+    members: list[MemberSource] = [(PTG, [memoryview(program)], len(program))]
     if owners:
         chunks: Iterable[bytes | memoryview] = chain(
             [prefix], (tensor_bytes(owners[key]) for key, _, _ in layout)
@@ -261,21 +259,33 @@ def save(
     write_atomically(path, members)
 
 
-def write_atomically(
-    path: str | os.PathLike[str], members: list[tuple[str, Iterable[bytes | memoryview], int]]
-) -> None:
-    """Write members (name, chunks, size or -1) to a temp file beside ``path``, then rename."""
+@dataclass(frozen=True)
+class CopiedData:
+    """Member data taken from another file as it is, with its known CRC-32."""
+
+    fd: int
+    offset: int
+    crc32: int
+
+
+MemberSource = tuple[str, Iterable[bytes | memoryview] | CopiedData, int]
+
+
+def write_atomically(path: str | os.PathLike[str], members: list[MemberSource]) -> None:
+    """Write members (name, chunks or CopiedData, size or -1) beside ``path``, then rename."""
     dest = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent or ".")
     try:
         with os.fdopen(fd, "w+b") as f:
             with ZipWriter(f) as zw:
-                for name, chunks, size in members:
-                    if size < 0:
-                        data = b"".join(chunks)
+                for name, source, size in members:
+                    if isinstance(source, CopiedData):
+                        zw.add_copy(name, source.fd, source.offset, size, source.crc32)
+                    elif size < 0:
+                        data = b"".join(source)
                         zw.add(name, [data], len(data))
                     else:
-                        zw.add(name, chunks, size)
+                        zw.add(name, source, size)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, dest)
@@ -303,14 +313,6 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-_COPY_CHUNK = 16 << 20
-
-
-def _chunks(view: memoryview) -> Iterator[memoryview]:
-    for start in range(0, len(view), _COPY_CHUNK):
-        yield view[start : start + _COPY_CHUNK]
-
-
 def rewrite_metadata(
     path: str | os.PathLike[str],
     metadata: Mapping[str, Any] | Metadata | None,
@@ -322,13 +324,12 @@ def rewrite_metadata(
     atomic, to ``output`` when given, else in place.
     """
     meta = _metadata_to_write(metadata)
-    with load(path) as pkg:
-        members: list[tuple[str, Iterable[bytes | memoryview], int]] = []
+    with load(path) as pkg, open(pkg.path, "rb") as src:
+        members: list[MemberSource] = []
         for name in (PTG, SAFETENSORS, ALIASES):
-            member = pkg._parsed.members.get(name)
-            if member is not None:
-                view = pkg._buf[member.data_offset : member.data_offset + member.size]
-                members.append((name, _chunks(view), member.size))
+            m = pkg._parsed.members.get(name)
+            if m is not None:
+                members.append((name, CopiedData(src.fileno(), m.data_offset, m.crc32), m.size))
         if meta is not None:
             members.append((METADATA, [meta.dumps()], -1))
         write_atomically(output if output is not None else path, members)
