@@ -871,7 +871,7 @@ def _encode_name(name: str) -> bytes:
 
 @functools.cache
 def _crc_pool() -> ThreadPoolExecutor:
-    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="ptn-crc")
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="ptn.crc")
 
 
 class ZipWriter:

@@ -15,7 +15,11 @@ from hypothesis import HealthCheck, settings
 from ptn import errors
 
 REPO = Path(__file__).resolve().parent.parent
-JSONTESTSUITE = REPO.parent / "shared" / "conformance" / "jsontestsuite" / "test_parsing"
+# ../shared/conformance/jsontestsuite beside the checkout; PTN_JSONTESTSUITE overrides.
+JSONTESTSUITE = Path(
+    os.environ.get("PTN_JSONTESTSUITE")
+    or REPO.parent / "shared" / "conformance" / "jsontestsuite" / "test_parsing"
+)
 RAISED_RULES: set[str] = set()
 
 settings.register_profile(
