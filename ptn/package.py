@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ptn.aliases import dumps_aliases, fold_duplicates
-from ptn.container import ZipWriter
+from ptn.container import ZipWriter, read_members
 from ptn.errors import Finding, PtnError
 from ptn.members import ALIASES, METADATA, PTG, SAFETENSORS, ptg_findings
 from ptn.metadata import Metadata
@@ -166,9 +166,24 @@ def load(path: str | os.PathLike[str]) -> Package:
 
 
 def read_metadata(path: str | os.PathLike[str]) -> Metadata | None:
-    """Only the metadata (None when the package has none), after the container checks."""
-    with load(path) as pkg:
-        return pkg.metadata
+    """Only the metadata (None when the package has none).
+
+    Reads the zip directory and the metadata member, nothing else; a container
+    error is raised as the first ``zip-*`` error, a bad member as its own rule.
+    """
+    mm, buf = map_file(path)
+    try:
+        members, findings = read_members(buf)
+        error = _first_error(findings)
+        if error is not None:
+            raise error
+        member = next((m for m in members if m.name == METADATA), None)
+        if member is None:
+            return None
+        return Metadata.parse(buf[member.data_offset : member.data_offset + member.size])
+    finally:
+        if mm is not None:
+            close_mapping(buf, mm)
 
 
 def _metadata_to_write(metadata: Mapping[str, Any] | Metadata | None) -> Metadata | None:
