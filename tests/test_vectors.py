@@ -41,3 +41,20 @@ def test_runner_matches_manifest(lang: str) -> None:
             pytest.fail(str(err))
         pytest.skip(f"{err} (run .ci/install-bindings.sh)")
     assert output.splitlines() == expected_lines()
+
+
+def test_every_document_rule_of_the_spec_has_a_vector() -> None:
+    """Sections 8 and 9: each rule a document can break has at least one invalid vector."""
+    import re
+
+    spec = (Path(__file__).resolve().parent.parent / "spec.md").read_text()
+    chapters = spec[spec.index("## 8. Strict JSON") :]
+    rules = set(re.findall(r"^#### `([a-z0-9-]+)`", chapters, re.M))
+    # Not properties of a document: a 64 MiB file (tested in test_json_strict.py), a
+    # writer handed NaN (test_metadata.py), and errors of a reading program (§9.5).
+    not_documents = {
+        "json-too-large", "metadata-nonfinite-float",
+        "metadata-missing-name", "metadata-wrong-kind", "metadata-read-out-of-range",
+    }  # fmt: skip
+    covered = {case["rule"] for case in MANIFEST.values() if case["verdict"] == "invalid"}
+    assert rules - not_documents - covered == set()

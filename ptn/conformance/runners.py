@@ -8,7 +8,7 @@ C++ and TypeScript runners are built from generated/ on first use:
   the compiler and the flags (extra flags, e.g. ``-I`` for nlohmann/json: ``$PTN_CXXFLAGS``);
 - ``typescript``: ``npm ci`` in ``generated/typescript`` unless ``node_modules`` already
   holds the versions of ``package-lock.json``, then ``tsc`` into ``dist/`` when the sources
-  changed (a hash in ``dist/.ptn-build-sha256``).
+  changed (a hash in ``dist/.build_sha256``).
 
 A missing toolchain raises RuntimeError saying what to install; nothing is skipped (in CI,
 where ``CI`` is set, that is a failure like any other).
@@ -193,7 +193,7 @@ def typescript_runner() -> list[str]:
     tsc = TS_DIR / "node_modules" / "typescript" / "bin" / "tsc"
     sources = [TS_DIR / "tsconfig.json", *sorted((TS_DIR / "src").rglob("*.ts"))]
     dist = TS_DIR / "dist"
-    dist_stamp = dist / ".ptn-build-sha256"
+    dist_stamp = dist / ".build_sha256"
 
     def current(stamp: Path, key: str) -> bool:
         return stamp.is_file() and stamp.read_text() == key
