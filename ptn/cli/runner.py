@@ -86,8 +86,22 @@ def run_all(
         return
     with ProcessPoolExecutor(max_workers=min(jobs, len(files))) as pool:
         futures = [pool.submit(check_one, path, deep, time_limit) for path in files]
-        for future in futures:
-            yield future.result()
+        for path, future in zip(files, futures, strict=True):
+            try:
+                yield future.result()
+            except Exception as exc:  # a worker died (killed, out of memory): report, go on
+                yield (
+                    path,
+                    [
+                        Finding(
+                            "ptn-io-error",
+                            "error",
+                            None,
+                            None,
+                            f"the worker checking this file failed: {exc!r}",
+                        )
+                    ],
+                )
             if progress:
                 progress()
 
