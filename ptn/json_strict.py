@@ -20,6 +20,9 @@ from ptn.errors import PtnError, pointer
 
 MAX_JSON_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = 64
+# Parsing stops with json-too-deep on reaching this depth, in document order, in every
+# binding (so the C scanner never recurses deeper; the 64 limit is checked afterwards).
+PARSE_DEPTH_CAP = 900
 
 _ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89abcdefABCDEF]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -99,6 +102,57 @@ def _check_surrogates(value: Any) -> None:
             )
 
 
+def _decode(decoder: json.JSONDecoder, text: str, cut: int | None = None) -> Any:
+    """Decode, mapping every failure to a rule. With ``cut``, ``text`` is the prefix
+    before the first bracket nested deeper than PARSE_DEPTH_CAP: an error inside it
+    wins, else that bracket is ``json-too-deep`` (the order every binding follows)."""
+    too_deep = PtnError("json-too-deep", f"nesting deeper than {MAX_DEPTH}")
+    try:
+        value = decoder.decode(text)
+    except json.JSONDecodeError as exc:
+        if cut is not None and exc.pos >= cut and exc.msg == "Expecting value":
+            raise too_deep from None  # the prefix only ended where a value may start
+        rule = "json-trailing-data" if exc.msg == "Extra data" else "json-syntax"
+        raise PtnError(rule, f"{exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        # The C scanner stops cleanly at the interpreter's recursion limit.
+        raise too_deep from None
+    except PtnError:
+        raise
+    except ValueError as exc:  # int() refuses more than sys.int_info.default_max_str_digits
+        raise PtnError("json-number-overflow", f"number too long to represent: {exc}") from None
+    if cut is not None:
+        raise too_deep
+    return value
+
+
+_DEPTH_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+
+
+def _check_parse_cap(decoder: json.JSONDecoder, text: str) -> None:
+    """If nesting passes PARSE_DEPTH_CAP, raise what comes first: an error before that
+    point or json-too-deep. Only failing documents pay for the scan."""
+    cut = _first_too_deep(text)
+    if cut is not None:
+        _decode(decoder, text[:cut], cut)
+
+
+def _first_too_deep(text: str) -> int | None:
+    """Offset of the first bracket nested deeper than PARSE_DEPTH_CAP, outside strings."""
+    if text.count("[") + text.count("{") <= PARSE_DEPTH_CAP:
+        return None
+    depth = 0
+    for match in _DEPTH_TOKENS.finditer(text):
+        ch = text[match.start()]
+        if ch in "[{":
+            depth += 1
+            if depth > PARSE_DEPTH_CAP:
+                return match.start()
+        elif ch in "]}":
+            depth -= 1
+    return None
+
+
 def parse_json(
     data: bytes | bytearray | memoryview, *, member: str | None = None, unique_names: bool = True
 ) -> Any:
@@ -144,21 +198,16 @@ def _parse(
         raise PtnError(
             "json-invalid-utf8", f"invalid UTF-8 at byte {exc.start}: {exc.reason}"
         ) from None
+    decoder = _DECODERS[unique_names]
     try:
-        value = _DECODERS[unique_names].decode(text)
-    except json.JSONDecodeError as exc:
-        rule = "json-trailing-data" if exc.msg == "Extra data" else "json-syntax"
-        raise PtnError(rule, f"{exc.msg} at line {exc.lineno} column {exc.colno}") from None
-    except RecursionError:
-        # The C scanner stops cleanly at the interpreter's recursion limit.
-        raise PtnError("json-too-deep", f"nesting deeper than {MAX_DEPTH}") from None
+        value = _decode(decoder, text)
     except PtnError:
+        _check_parse_cap(decoder, text)
         raise
-    except ValueError as exc:  # int() refuses more than sys.int_info.default_max_str_digits
-        raise PtnError("json-number-overflow", f"number too long to represent: {exc}") from None
     if type(value) is float and value in _INFINITIES:
         raise PtnError("json-number-overflow", "the number overflows binary64 to infinity")
     if _ESCAPED_SURROGATE.search(data):
+        _check_parse_cap(decoder, text)  # reaching the cap comes before surrogates
         _check_surrogates(value)
     vouched = shallow is not None and shallow(value)
     error = _scan(value, 1) if not vouched and type(value) in (list, dict) else None
