@@ -114,20 +114,14 @@ def inspect(path: str, as_json: bool) -> None:
 
 def _open_or_exit(path: str, action):  # type: ignore[no-untyped-def]
     """Run ``action(package)``; PtnError -> message and exit 1 (2 for I/O)."""
-    from ptn.cli.report import safe
-    from ptn.errors import PtnError
     from ptn.package import load
 
-    try:
-        with load(path) as pkg:
-            return action(pkg)
-    except PtnError as err:
-        click.echo(
-            f"{safe(path)}: error {err.rule} {safe(str(err.member or ''))} "
-            f"{safe(err.pointer or '')} {safe(err.message)}".replace("  ", " "),
-            err=True,
-        )
-        sys.exit(2 if err.rule == "ptn-io-error" else 1)
+    return _checked(path, lambda: _with_package(load, path, action))
+
+
+def _with_package(load, path: str, action):  # type: ignore[no-untyped-def]
+    with load(path) as pkg:
+        return action(pkg)
 
 
 @cli.group()
@@ -182,7 +176,7 @@ def metadata_set(path: str, assignments: Sequence[str], from_json, output: str |
 
     updates: dict[str, object] = {}
     if from_json is not None:
-        loaded = _checked(lambda: parse_json(from_json.read(), member="--from-json"))
+        loaded = _checked(from_json.name, lambda: parse_json(from_json.read()))
         if not isinstance(loaded, dict):
             raise UsageProblem("--from-json must hold a JSON object")
         updates.update(loaded)
@@ -190,9 +184,7 @@ def metadata_set(path: str, assignments: Sequence[str], from_json, output: str |
         name, eq, literal = item.partition("=")
         if not eq:
             raise UsageProblem(f"{item!r} is not NAME=VALUE")
-        updates[name] = _checked(
-            lambda text=literal, label=name: parse_json(text.encode(), member=f"value of {label}")
-        )
+        updates[name] = _checked(f"value of {name}", lambda text=literal: parse_json(text.encode()))
     if not updates:
         raise UsageProblem("nothing to set: give NAME=VALUE or --from-json FILE")
     _rewrite(path, output, lambda values: {**values, **updates})
@@ -212,15 +204,16 @@ def metadata_unset(path: str, names: Sequence[str], output: str | None) -> None:
     _rewrite(path, output, lambda values: {k: v for k, v in values.items() if k not in names})
 
 
-def _checked(parse):  # type: ignore[no-untyped-def]
-    from ptn.cli.report import safe
+def _checked(path: str, work):  # type: ignore[no-untyped-def]
+    """Run ``work()``; a PtnError is printed like a validate finding, exit 1 (2 for I/O)."""
+    from ptn.cli.report import finding_line
     from ptn.errors import PtnError
 
     try:
-        return parse()
+        return work()
     except PtnError as err:
-        click.echo(f"error {err.rule} {safe(err.member or '')}: {safe(err.message)}", err=True)
-        sys.exit(1)
+        click.echo(finding_line(path, err.to_finding(), colour=False), err=True)
+        sys.exit(2 if err.rule == "ptn-io-error" else 1)
 
 
 def _rewrite(path: str, output: str | None, change) -> None:  # type: ignore[no-untyped-def]
@@ -229,8 +222,8 @@ def _rewrite(path: str, output: str | None, change) -> None:  # type: ignore[no-
 
     meta = _open_or_exit(path, lambda pkg: pkg.metadata)
     values = change(meta.to_dict() if meta is not None else {})
-    new = _checked(lambda: Metadata(values))
-    _checked(lambda: rewrite_metadata(path, new, output))
+    new = _checked(path, lambda: Metadata(values))
+    _checked(path, lambda: rewrite_metadata(path, new, output))
     click.echo(f"wrote {output or path} ({len(new)} metadata names)", err=True)
 
 
