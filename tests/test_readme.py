@@ -1,0 +1,48 @@
+"""The README's first command and the outputs it shows are real."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+README = (REPO / "README.md").read_text()
+
+
+def run(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ptn.cli", *args], capture_output=True, text=True, cwd=cwd
+    )
+
+
+def test_opens_with_the_two_commands() -> None:
+    block = README.split("```sh\n", 1)[1].split("```", 1)[0]
+    assert block.splitlines() == ["pip install -e '.[dev]' && ptn validate examples/", "pytest"]
+    assert run("validate", "examples/").returncode == 0
+
+
+def test_validate_tour_output_is_real() -> None:
+    proc = run("validate", "examples/", "invalid-examples/")
+    assert proc.returncode == 1
+    for line in proc.stdout.splitlines():
+        assert line in README, line
+
+
+def test_metadata_tour_output_is_real(tmp_path: Path) -> None:
+    shutil.copy(REPO / "examples" / "tiny-llm.ptn", tmp_path / "model.ptn")
+    proc = run("metadata", "set", "model.ptn", "get_max_context_len=256",
+               'general.name="tiny-llm-256"', cwd=tmp_path)  # fmt: skip
+    assert proc.stderr.strip() in README
+    assert (
+        run("metadata", "get", "model.ptn", "get_max_context_len", cwd=tmp_path).stdout == "256\n"
+    )
+    bad = run("metadata", "set", "model.ptn", "get_windows=[512]", cwd=tmp_path)
+    assert bad.returncode == 1 and bad.stderr.strip() in README
+
+
+def test_inspect_tour_rows_are_real() -> None:
+    out = run("inspect", "examples/tiny-llm.ptn").stdout
+    rows = [line for line in README.splitlines() if line.startswith("│ program.")]
+    assert rows and all(row in out for row in rows)
