@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-KINDS = ("bool", "int", "float", "str", "bools", "ints", "floats", "strs")
 _SCALAR = {"boolean": "bool", "integer": "int", "number": "float", "string": "str"}
 RULE_KINDS = ("together", "equal-length", "less-than")
 _NAME_KEYS = ("length-name", "bound", "required-by")

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from ptn.codegen.schema_info import SchemaInfo, WellKnown
+from ptn.model_glue import INT64_MAX
 
 BEGIN = "<!-- BEGIN generated well-known table: `ptn codegen` keeps it equal to the schema -->"
 END = "<!-- END generated well-known table -->"
-_KIND = {
+KIND_LABELS = {
     "bool": "bool",
     "int": "integer",
     "float": "float",
@@ -16,10 +17,9 @@ _KIND = {
     "floats": "float list",
     "strs": "string list",
 }
-INT64_MAX = 2**63 - 1
 
 
-def _constraint(w: WellKnown) -> str:
+def constraint_text(w: WellKnown) -> str:
     each = "each " if w.kind.endswith("s") else ""
     parts = []
     if w.min_items:
@@ -36,7 +36,9 @@ def _constraint(w: WellKnown) -> str:
 def well_known_table(info: SchemaInfo) -> str:
     rows = ["| name | kind | constraint | meaning |", "| --- | --- | --- | --- |"]
     for w in info.well_known:
-        rows.append(f"| `{w.name}` | {_KIND[w.kind]} | {_constraint(w)} | {w.description} |")
+        rows.append(
+            f"| `{w.name}` | {KIND_LABELS[w.kind]} | {constraint_text(w)} | {w.description} |"
+        )
     return "\n".join(rows)
 
 

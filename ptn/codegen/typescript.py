@@ -22,15 +22,17 @@ import json
 import re
 from typing import Any
 
-from ptn.codegen.cpp import (
+from ptn.codegen.common import (
     SCHEMA_SOURCE,
     base_kind,
     check_expressible,
     copied,
+    doc_line,
     enum_members,
     float_bounds,
     header,
     int_bounds,
+    kind_doc,
     template_text,
     unique_accessors,
 )
@@ -105,7 +107,7 @@ def _ts_scalar(value: Any) -> str:
 
 
 def _jsdoc(text: str) -> str:
-    return " ".join(text.split()).replace("*/", "*\\/")
+    return doc_line(text).replace("*/", "*\\/")
 
 
 def _well_known_entry(w: WellKnown) -> str:
@@ -148,8 +150,6 @@ def _property(name: str) -> str:
 
 
 def emit_metadata_module(info: SchemaInfo) -> str:
-    from ptn.codegen.spec_table import _KIND, _constraint
-
     check_expressible(info)
     accessors = unique_accessors(info, camel, TS_MEMBERS)
     known = "\n".join(_well_known_entry(w) for w in info.well_known)
@@ -157,8 +157,7 @@ def emit_metadata_module(info: SchemaInfo) -> str:
     fields = []
     methods = []
     for w in info.well_known:
-        constraint = _constraint(w)
-        kind_text = _KIND[w.kind] + (f"; {constraint}" if constraint else "")
+        kind_text = kind_doc(w)
         fields.append(
             f"  /** {_jsdoc(w.description)} ({kind_text}) */\n"
             f"  readonly {_property(w.name)}?: {_TS_TYPE[w.kind]};"

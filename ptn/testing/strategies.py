@@ -16,9 +16,9 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from ptn.model_glue import INT64_MAX, INT64_MIN
 from ptn.schemas import load_schema
 
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 Doc = dict[str, Any]
 
 _SCHEMA = load_schema("metadata")
@@ -117,10 +117,6 @@ def valid_metadata(draw: Callable[..., Any], max_generic: int = 6) -> Doc:
     for rule in _SCHEMA.get("x-ptn-rules", ()):
         FIXERS[rule["kind"]](doc, rule, draw)
     return doc
-
-
-def _is_mixed_number_list(value: Any) -> bool:
-    return isinstance(value, list) and {type(v) for v in value} == {int, float}
 
 
 # Single-rule breakers: (rule id, function(draw, valid doc) -> broken doc or None if n/a).
