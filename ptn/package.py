@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from ptn.aliases import dumps_aliases, fold_duplicates
-from ptn.container import ZipWriter, read_members
+from ptn.aliases import dumps_aliases, fold_duplicates, resolve
+from ptn.container import Member, ZipWriter, read_members
 from ptn.errors import Finding, PtnError
 from ptn.members import ALIASES, METADATA, PTG, SAFETENSORS, ptg_findings
 from ptn.metadata import Metadata
@@ -80,6 +80,7 @@ class Package:
             raise error
         self.warnings = [f for f in findings if f.severity == "warning"]
         self._parsed = parsed
+        self.members: dict[str, Member] = dict(parsed.members)
         self.aliases: dict[str, str] = dict(parsed.aliases)
         self.metadata: Metadata | None = parsed.metadata
         ptg = parsed.members[PTG]
@@ -96,16 +97,16 @@ class Package:
         """Keys that own bytes in program.safetensors, sorted."""
         return sorted(self._parsed.tensors)
 
-    def _info(self, key: str) -> TensorInfo:
-        owner = self.aliases.get(key, key)
-        info = self._parsed.tensors.get(owner)
+    def tensor_info(self, key: str) -> TensorInfo:
+        """Header facts of ``key`` (an alias gives its owner's), without viewing any data."""
+        info = self._parsed.tensors.get(resolve(self.aliases, key))
         if info is None:
             raise KeyError(key)
         return info
 
     def constant(self, key: str) -> Constant:
         """The constant ``key`` (an alias gives its owner's bytes); KeyError if absent."""
-        info = self._info(key)
+        info = self.tensor_info(key)
         array = tensor_view(self._st, self._parsed.data_start, info)
         return Constant(key, info.key, info.dtype, info.shape, array)
 
@@ -342,7 +343,7 @@ def rewrite_metadata(
     with load(path) as pkg, open(pkg.path, "rb") as src:
         members: list[MemberSource] = []
         for name in (PTG, SAFETENSORS, ALIASES):
-            m = pkg._parsed.members.get(name)
+            m = pkg.members.get(name)
             if m is not None:
                 members.append((name, CopiedData(src.fileno(), m.data_offset, m.crc32), m.size))
         if meta is not None:

@@ -128,7 +128,7 @@ def test_fast_skips_crc(tmp_path: Path) -> None:
     path = tmp_path / "flip.ptn"
     data = bytearray(TINY.read_bytes())
     with ptn.load(TINY) as pkg:
-        member = pkg._parsed.members["program.safetensors"]
+        member = pkg.members["program.safetensors"]
         offset = member.data_offset + member.size - 1  # last byte of the last tensor
     data[offset] ^= 0xFF
     path.write_bytes(bytes(data))

@@ -24,11 +24,11 @@ def describe(pkg: Package) -> dict[str, Any]:
     members = [
         {"name": m.name, "header_offset": m.header_offset, "data_offset": m.data_offset,
          "size": m.size, "data_alignment": _alignment(m.data_offset), "crc32": f"{m.crc32:08x}"}
-        for m in sorted(pkg._parsed.members.values(), key=lambda m: m.header_offset)
+        for m in sorted(pkg.members.values(), key=lambda m: m.header_offset)
     ]  # fmt: skip
     tensors: list[dict[str, Any]] = []
     for key in pkg.keys():
-        info = pkg._info(key)
+        info = pkg.tensor_info(key)
         tensors.append({
             "key": key, "dtype": info.dtype, "shape": list(info.shape), "bytes": info.nbytes,
             "alias_of": pkg.aliases.get(key),

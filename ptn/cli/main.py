@@ -218,9 +218,10 @@ def _checked(path: str, work):  # type: ignore[no-untyped-def]
 
 def _rewrite(path: str, output: str | None, change) -> None:  # type: ignore[no-untyped-def]
     from ptn.metadata import Metadata
-    from ptn.package import rewrite_metadata
+    from ptn.package import read_metadata, rewrite_metadata
 
-    meta = _open_or_exit(path, lambda pkg: pkg.metadata)
+    # Only the metadata member here: rewrite_metadata validates the whole package once.
+    meta = _checked(path, lambda: read_metadata(path))
     values = change(meta.to_dict() if meta is not None else {})
     new = _checked(path, lambda: Metadata(values))
     _checked(path, lambda: rewrite_metadata(path, new, output))
