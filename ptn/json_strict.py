@@ -25,7 +25,7 @@ MAX_DEPTH = 64
 PARSE_DEPTH_CAP = 900
 
 _ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89abcdefABCDEF]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _INFINITIES = (math.inf, -math.inf)
 
 
@@ -96,7 +96,7 @@ def _strings(node: Any, where: str) -> Any:
 
 def _check_surrogates(value: Any) -> None:
     for where, text in _strings(value, ""):
-        if _SURROGATE.search(text):
+        if LONE_SURROGATE.search(text):
             raise PtnError(
                 "json-lone-surrogate", "string holds a lone surrogate escape", pointer=where
             )

@@ -17,7 +17,7 @@ from operator import is_
 from typing import Any, TypeVar
 
 from ptn.errors import PtnError, pointer
-from ptn.json_strict import dumps_json, parse_json_fast
+from ptn.json_strict import LONE_SURROGATE, dumps_json, parse_json_fast
 from ptn.model_glue import INT64_MAX, INT64_MIN
 from ptn.rules import check_cross_field
 from ptn_generated import metadata_rules as tables
@@ -32,7 +32,6 @@ _NAME_MAX = tables.NAME_MAX_BYTES
 # Every name at once: the schema's grammar, names joined by NUL (which no name may hold).
 _BODY = tables.NAME_PATTERN.removeprefix("^").removesuffix("(?![\\s\\S])")
 _ALL_NAMES = re.compile(f"(?:{_BODY})(?:\\x00(?:{_BODY}))*")
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _SCALAR_KINDS = {bool: "bool", int: "int", float: "float", str: "str"}
 _SAFE_VALUE_KINDS = {bool, int, float, str, list}
 _SAFE_ITEM_KINDS = {bool, int, float, str}
@@ -77,7 +76,7 @@ def _scalar(value: Any, name: str, *where: int) -> tuple[str, Scalar]:
             name,
             *where,
         )
-    if kind == "str" and _SURROGATE.search(value):
+    if kind == "str" and LONE_SURROGATE.search(value):
         raise _error("json-lone-surrogate", "string holds a lone surrogate", name, *where)
     if kind is None:
         if isinstance(value, (list, tuple, dict)) and where:

@@ -10,6 +10,7 @@ failure, and the same inputs always give the same bytes.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
@@ -246,20 +247,14 @@ def save(
     mutable_keys: Iterable[str] = (),
 ) -> None:
     """Write a package atomically and reproducibly; see the module docstring."""
-    try:
+    # A lazy mapping or array-like may fail on access: that too is ptn-write-failed.
+    with _write_failed(path, "preparing"):
         meta = _metadata_to_write(metadata)
         arrays, mutable = _check_inputs(program, constants or {}, mutable_keys)
         owners, aliases = fold_duplicates(arrays, mutable)
         prefix, layout = plan_layout(
             [(k, dtype_of(a), tuple(a.shape), a.nbytes) for k, a in owners.items()]
         )
-    except PtnError:
-        raise
-    except Exception as exc:  # e.g. a lazy mapping or array-like failing on access
-        raise PtnError(
-            "ptn-write-failed",
-            f"cannot prepare {os.fspath(path)!r}: {type(exc).__name__}: {exc}; nothing was written",
-        ) from exc
     members: list[MemberSource] = [(PTG, [memoryview(program)], len(program))]
     if owners:
         chunks: Iterable[bytes | memoryview] = chain(
@@ -290,6 +285,11 @@ MemberSource = tuple[str, Iterable[bytes | memoryview] | CopiedData, int]
 def write_atomically(path: str | os.PathLike[str], members: list[MemberSource]) -> None:
     """Write members (name, chunks or CopiedData, size or -1) beside ``path``, then rename."""
     dest = Path(path)
+    with _write_failed(path, "writing"):
+        _write_replacing(dest, members)
+
+
+def _write_replacing(dest: Path, members: list[MemberSource]) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent or ".")
     try:
         with os.fdopen(fd, "w+b") as f:
@@ -305,15 +305,26 @@ def write_atomically(path: str | os.PathLike[str], members: list[MemberSource]) 
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, dest)
-    except BaseException as exc:
-        try:
+    except BaseException:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(exc, PtnError) or not isinstance(exc, Exception):
-            raise
-        raise PtnError("ptn-write-failed", f"writing {os.fspath(path)!r} failed: {exc}") from exc
+        raise
     _fsync_dir(dest.parent)
+
+
+@contextlib.contextmanager
+def _write_failed(path: str | os.PathLike[str], stage: str) -> Iterator[None]:
+    """Any failure but a PtnError (or an interrupt) becomes ``ptn-write-failed``."""
+    try:
+        yield
+    except PtnError:
+        raise
+    except Exception as exc:
+        raise PtnError(
+            "ptn-write-failed",
+            f"{stage} {os.fspath(path)!r} failed: {type(exc).__name__}: {exc}; "
+            "the destination is unchanged",
+        ) from exc
 
 
 def _fsync_dir(directory: Path) -> None:
