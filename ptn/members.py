@@ -11,6 +11,7 @@ SAFETENSORS = "program.safetensors"
 ALIASES = "aliases.json"
 METADATA = "metadata.json"
 KNOWN = (PTG, SAFETENSORS, ALIASES, METADATA)  # also the order writers emit them in
+_BY_LOWER_NAME = {name.lower(): name for name in KNOWN}  # for "did you mean" hints
 
 PTG_IDENTIFIER = b"NPTG"
 PTG_MAX_BYTES = 1 << 30  # the reference runtime's cap
@@ -21,7 +22,7 @@ def membership_findings(names: list[str]) -> list[Finding]:
     findings = []
     for name in names:
         if name not in KNOWN:
-            lowered = {k.lower(): k for k in KNOWN}.get(name.lower().rsplit("/", 1)[-1])
+            lowered = _BY_LOWER_NAME.get(name.lower().rsplit("/", 1)[-1])
             hint = f" (did you mean {lowered}?)" if lowered else ""
             findings.append(Finding(
                 "ptn-unknown-member", "error", name, None,

@@ -116,7 +116,7 @@ def iter_findings(
     if ALIASES in by_name:
         try:
             parsed.aliases, found = read_aliases(
-                bytes(_member_view(buf, by_name[ALIASES])), set(parsed.tensors)
+                _member_view(buf, by_name[ALIASES]), set(parsed.tensors)
             )
             yield from found
         except PtnError as err:

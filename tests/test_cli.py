@@ -106,11 +106,14 @@ def test_unreadable_file_exit_2(tmp_path: Path) -> None:  # pragma: no cover - C
     assert ptn_cli("validate", str(path)).returncode == 2
 
 
-def test_directory_given_as_file_is_io_error(tmp_path: Path) -> None:
+def test_directory_named_like_a_package(tmp_path: Path) -> None:
     (tmp_path / "dir.ptn").mkdir()
     (tmp_path / "x.ptn").write_bytes(TINY.read_bytes())
-    proc = ptn_cli("validate", "--json", str(tmp_path))
-    assert proc.returncode == 0  # dir.ptn is a directory, not a package: not searched as one
+    searched = ptn_cli("validate", "--json", str(tmp_path))
+    assert searched.returncode == 0  # found by the directory search: not taken as a package
+    assert [Path(f["path"]).name for f in json.loads(searched.stdout)["files"]] == ["x.ptn"]
+    named = ptn_cli("validate", "--json", str(tmp_path / "dir.ptn"))
+    assert named.returncode == 2  # named on the command line: searched, and holds no package
 
 
 def test_strict_turns_warnings_into_errors(tmp_path: Path) -> None:
