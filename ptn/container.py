@@ -18,7 +18,6 @@ byte-reproducible, and switches to zip64 before any field could overflow.
 
 from __future__ import annotations
 
-import functools
 import os
 import struct
 from collections.abc import Callable, Iterable
@@ -869,9 +868,21 @@ def _encode_name(name: str) -> bytes:
     return raw
 
 
-@functools.cache
+_POOL: tuple[int, ThreadPoolExecutor] | None = None
+_POOL_MIN_CHUNK = 1 << 20
+"""Chunks smaller than this are checksummed inline: a thread hop costs more than it saves."""
+
+
 def _crc_pool() -> ThreadPoolExecutor:
-    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="ptn.crc")
+    """The CRC helper thread of this process; a forked child makes its own.
+
+    The parent's pool object survives a fork but its thread does not: using it
+    in the child would wait forever.
+    """
+    global _POOL
+    if _POOL is None or _POOL[0] != os.getpid():
+        _POOL = (os.getpid(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="ptn.crc"))
+    return _POOL[1]
 
 
 class ZipWriter:
@@ -981,7 +992,11 @@ class ZipWriter:
                 )
             if pending is not None:
                 crc = pending.result()
-            pending = _crc_pool().submit(isal_zlib.crc32, view, crc)
+                pending = None
+            if len(view) < _POOL_MIN_CHUNK:
+                crc = isal_zlib.crc32(view, crc)
+            else:
+                pending = _crc_pool().submit(isal_zlib.crc32, view, crc)
             self._write(view)
         if pending is not None:
             crc = pending.result()

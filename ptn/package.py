@@ -11,23 +11,24 @@ failure, and the same inputs always give the same bytes.
 from __future__ import annotations
 
 import contextlib
+import mmap
 import os
-import tempfile
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import chain
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ptn.aliases import dumps_aliases, fold_duplicates, resolve
+from ptn.atomic import EditSource, edit_lock, open_regular, replace_file
 from ptn.container import Member, ZipWriter, read_members
 from ptn.errors import Finding, PtnError
 from ptn.members import ALIASES, METADATA, PTG, SAFETENSORS, ptg_findings
 from ptn.metadata import Metadata
+from ptn.sharing import refuse_shared_mutables
 from ptn.tensors import METADATA_KEY, TensorInfo, dtype_of, plan_layout, tensor_bytes, tensor_view
-from ptn.validation import Parsed, close_mapping, iter_findings, map_file
+from ptn.validation import Parsed, close_mapping, iter_findings, map_fd, map_file
 
 
 @dataclass(frozen=True)
@@ -65,11 +66,27 @@ def _first_error(findings: Iterable[Finding]) -> PtnError | None:
 
 
 class Package:
-    """An open, structurally valid package. Use as a context manager or call ``close``."""
+    """An open, structurally valid package. Use as a context manager or call ``close``.
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    The file is mapped read-only for validation and for ``constants``; the open
+    descriptor is kept, so writable views (``constant(key, writable=True)``,
+    ``to_torch()``) map the very file that was validated, never a file put at
+    the same path since.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, _fd: int | None = None) -> None:
         self.path = os.fspath(path)
-        mm, self._buf = map_file(self.path)
+        self._mmap: mmap.mmap | None = None
+        self._cow: tuple[mmap.mmap, memoryview] | None = None
+        self._fd = os.dup(_fd) if _fd is not None else open_regular(self.path)
+        try:
+            self._open()
+        except BaseException:
+            self.close()
+            raise
+
+    def _open(self) -> None:
+        mm, self._buf = map_fd(self._fd, self.path)
         if mm is None:
             raise PtnError("zip-not-a-zip", "the file is empty; a package is a zip archive")
         self._mmap = mm
@@ -77,7 +94,6 @@ class Package:
         findings = list(iter_findings(self._buf, deep=False, parsed=parsed))
         error = _first_error(findings)
         if error is not None:
-            self.close()
             raise error
         self.warnings = [f for f in findings if f.severity == "warning"]
         self._parsed = parsed
@@ -86,9 +102,12 @@ class Package:
         self.metadata: Metadata | None = parsed.metadata
         ptg = parsed.members[PTG]
         self.program = self._buf[ptg.data_offset : ptg.data_offset + ptg.size]
-        st = parsed.members.get(SAFETENSORS)
-        self._st = self._buf[st.data_offset : st.data_offset + st.size] if st else memoryview(b"")
+        self._st = self._member_bytes(self._buf, SAFETENSORS)
         self.constants = Constants(self)
+
+    def _member_bytes(self, buf: memoryview, name: str) -> memoryview:
+        m = self._parsed.members.get(name)
+        return buf[m.data_offset : m.data_offset + m.size] if m else memoryview(b"")
 
     def keys(self) -> list[str]:
         """Every constant key, owners and aliases, sorted."""
@@ -105,17 +124,56 @@ class Package:
             raise KeyError(key)
         return info
 
-    def constant(self, key: str) -> Constant:
-        """The constant ``key`` (an alias gives its owner's bytes); KeyError if absent."""
+    def constant(self, key: str, *, writable: bool = False) -> Constant:
+        """The constant ``key`` (an alias gives its owner's bytes); KeyError if absent.
+
+        By default the array is a read-only view of the file's mapping. With
+        ``writable=True`` it is a view of a private copy-on-write mapping:
+        zero-copy until written, and a write changes neither the file nor any
+        other constant (an alias gets a mapping of its own).
+        """
         info = self.tensor_info(key)
-        array = tensor_view(self._st, self._parsed.data_start, info)
+        if not writable:
+            array = tensor_view(self._st, self._parsed.data_start, info)
+        elif key == info.key:
+            array = tensor_view(self._cow_st(), self._parsed.data_start, info)
+        else:
+            array = self._alias_view(info)
         return Constant(key, info.key, info.dtype, info.shape, array)
 
+    def _cow_st(self) -> memoryview:
+        if self._cow is None:
+            mm, view = map_fd(self._fd, self.path, copy=True)
+            assert mm is not None  # the file was not empty when it was validated
+            self._cow = (mm, view)
+        return self._member_bytes(self._cow[1], SAFETENSORS)
+
+    def _alias_view(self, info: TensorInfo) -> np.ndarray:
+        """A copy-on-write view of ``info``'s bytes in a mapping of their pages only."""
+        start = self._parsed.members[SAFETENSORS].data_offset + self._parsed.data_start
+        begin, end = start + info.begin, start + info.end
+        first_page = begin - begin % mmap.ALLOCATIONGRANULARITY
+        local = TensorInfo(info.key, info.dtype, info.shape, begin - first_page, end - first_page)
+        if end == begin:  # nothing to map
+            return tensor_view(self._st, self._parsed.data_start, info).copy()
+        try:
+            _, view = map_fd(
+                self._fd, self.path, copy=True, offset=first_page, length=end - first_page
+            )
+        except PtnError:  # out of mappings (vm.max_map_count): a private copy instead
+            return tensor_view(self._st, self._parsed.data_start, info).copy()
+        return tensor_view(view, 0, local)
+
     def to_torch(self) -> dict[str, Any]:
-        """Every constant as a torch tensor sharing the mapped memory (needs torch)."""
+        """Every constant as a writable torch tensor, zero-copy until written (needs torch).
+
+        Tensors view a private copy-on-write mapping of the package: an
+        in-place write (``add_``, an optimizer step) copies only the pages it
+        touches, and never reaches the file or another tensor.
+        """
         from ptn.torch import to_torch
 
-        return {key: to_torch(self.constant(key).array) for key in self.keys()}
+        return {key: to_torch(self.constant(key, writable=True).array) for key in self.keys()}
 
     def _metadata(self) -> Metadata:
         if self.metadata is None:
@@ -149,11 +207,19 @@ class Package:
         return self._metadata().metadata_bools(name)
 
     def close(self) -> None:
-        """Release the mapping; arrays still referenced keep it alive until they go."""
+        """Release the mappings; arrays still referenced keep them alive until they go."""
         for view in (self.__dict__.get("program"), self.__dict__.get("_st")):
             if isinstance(view, memoryview):
                 view.release()
-        close_mapping(self._buf, self._mmap)
+        if self._mmap is not None:
+            close_mapping(self._buf, self._mmap)
+            self._mmap = None
+        if self._cow is not None:
+            close_mapping(self._cow[1], self._cow[0])
+            self._cow = None
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
 
     def __enter__(self) -> Package:
         return self
@@ -226,8 +292,14 @@ def _check_inputs(
                 f"constant key {key!r} is not allowed",
                 member=SAFETENSORS,
             )
-        arrays[key] = _as_numpy(value, key)
-        dtype_of(arrays[key])  # raises st-unsupported-dtype
+        try:  # float8 and other dtypes without a safetensors name, numpy's or torch's
+            arrays[key] = _as_numpy(value, key)
+            dtype_of(arrays[key])
+        except PtnError as err:
+            if err.rule != "st-unsupported-dtype" or repr(key) in err.message:
+                raise
+            message = f"constant {key!r}: {err.message}"
+            raise PtnError(err.rule, message, member=SAFETENSORS) from None
     mutable = set(mutable_keys)
     unknown = mutable - set(arrays)
     if unknown:
@@ -236,6 +308,7 @@ def _check_inputs(
             f"mutable keys without a constant: {sorted(unknown)}",
             member=SAFETENSORS,
         )
+    refuse_shared_mutables(constants, mutable)
     return arrays, mutable
 
 
@@ -282,34 +355,31 @@ class CopiedData:
 MemberSource = tuple[str, Iterable[bytes | memoryview] | CopiedData, int]
 
 
-def write_atomically(path: str | os.PathLike[str], members: list[MemberSource]) -> None:
-    """Write members (name, chunks or CopiedData, size or -1) beside ``path``, then rename."""
-    dest = Path(path)
+def write_atomically(
+    path: str | os.PathLike[str],
+    members: list[MemberSource],
+    *,
+    before_rename: Callable[[], None] | None = None,
+) -> None:
+    """Write members (name, chunks or CopiedData, size or -1), then replace ``path``.
+
+    See ptn.atomic.replace_file for what is guaranteed (mode, owner, symlinks,
+    interrupts); ``before_rename`` is its last check.
+    """
     with _write_failed(path, "writing"):
-        _write_replacing(dest, members)
+        replace_file(path, lambda fd: _write_members(fd, members), before_rename=before_rename)
 
 
-def _write_replacing(dest: Path, members: list[MemberSource]) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent or ".")
-    try:
-        with os.fdopen(fd, "w+b") as f:
-            with ZipWriter(f) as zw:
-                for name, source, size in members:
-                    if isinstance(source, CopiedData):
-                        zw.add_copy(name, source.fd, source.offset, size, source.crc32)
-                    elif size < 0:
-                        data = b"".join(source)
-                        zw.add(name, [data], len(data))
-                    else:
-                        zw.add(name, source, size)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, dest)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    _fsync_dir(dest.parent)
+def _write_members(fd: int, members: list[MemberSource]) -> None:
+    with os.fdopen(fd, "w+b", closefd=False) as f, ZipWriter(f) as zw:
+        for name, source, size in members:
+            if isinstance(source, CopiedData):
+                zw.add_copy(name, source.fd, source.offset, size, source.crc32)
+            elif size < 0:
+                data = b"".join(source)
+                zw.add(name, [data], len(data))
+            else:
+                zw.add(name, source, size)
 
 
 @contextlib.contextmanager
@@ -327,36 +397,52 @@ def _write_failed(path: str | os.PathLike[str], stage: str) -> Iterator[None]:
         ) from exc
 
 
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory or ".", os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def rewrite_metadata(
     path: str | os.PathLike[str],
     metadata: Mapping[str, Any] | Metadata | None,
     output: str | os.PathLike[str] | None = None,
 ) -> None:
-    """Replace a package's metadata (None removes it), streaming every other member.
+    """Replace a package's metadata (None removes it); see ``edit_metadata``."""
+    edit_metadata(path, lambda _old: metadata, output)
 
-    The new metadata is validated before anything is written; the rewrite is
-    atomic, to ``output`` when given, else in place.
+
+def edit_metadata(
+    path: str | os.PathLike[str],
+    change: Callable[[dict[str, Any]], Mapping[str, Any] | Metadata | None],
+    output: str | os.PathLike[str] | None = None,
+) -> Metadata | None:
+    """Edit a package's metadata as one transaction; returns the metadata written.
+
+    ``change`` gets the current metadata (a dict, empty when there is none) and
+    returns the new one. Under the package's lock: the file is validated, the
+    change applied and validated, every other member copied from the same
+    open file (kernel copy, CRC-32 kept), and the result renamed into place
+    (to ``output`` when given) only if the package is still the file that was
+    read; else ``ptn-concurrent-modification`` and nothing is written. Edits by
+    other ptn processes wait for the lock, so none is lost.
     """
-    meta = _metadata_to_write(metadata)
-    with load(path) as pkg, open(pkg.path, "rb") as src:
+    with edit_lock(path) as source, Package(source.path, _fd=source.fd) as pkg:
+        old = pkg.metadata.to_dict() if pkg.metadata is not None else {}
+        meta = _metadata_to_write(change(old))
         members: list[MemberSource] = []
         for name in (PTG, SAFETENSORS, ALIASES):
             m = pkg.members.get(name)
             if m is not None:
-                members.append((name, CopiedData(src.fileno(), m.data_offset, m.crc32), m.size))
+                members.append((name, CopiedData(source.fd, m.data_offset, m.crc32), m.size))
         if meta is not None:
             members.append((METADATA, [meta.dumps()], -1))
-        write_atomically(output if output is not None else path, members)
+        in_place = output is None or _same_file(output, source)
+        write_atomically(
+            source.path if in_place else output,  # type: ignore[arg-type]
+            members,
+            before_rename=source.check_unchanged,
+        )
+    return meta
+
+
+def _same_file(path: str | os.PathLike[str], source: EditSource) -> bool:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return (st.st_dev, st.st_ino) == (source.identity.dev, source.identity.ino)

@@ -7,6 +7,8 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
+from ptn.errors import PtnError
+
 
 def _torch() -> Any:
     try:
@@ -30,4 +32,11 @@ def to_numpy(tensor: Any) -> np.ndarray:
     t = tensor.detach().cpu().contiguous()
     if t.dtype == torch.bfloat16:
         return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
-    return t.numpy()
+    try:
+        return t.numpy()
+    except TypeError:  # float8 and other dtypes numpy has no equivalent for
+        raise PtnError(
+            "st-unsupported-dtype",
+            f"torch dtype {tensor.dtype} has no safetensors name",
+            member="program.safetensors",
+        ) from None

@@ -10,12 +10,12 @@ from __future__ import annotations
 import gc
 import mmap
 import os
-import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from ptn.aliases import read_aliases
+from ptn.atomic import open_regular
 from ptn.container import Member, check_crc, read_members
 from ptn.errors import Finding, PtnError, Report
 from ptn.members import ALIASES, METADATA, PTG, SAFETENSORS, membership_findings, ptg_findings
@@ -34,27 +34,30 @@ class Parsed:
     metadata: Metadata | None = None
 
 
-def map_file(path: str | os.PathLike[str]) -> tuple[mmap.mmap | None, memoryview]:
-    """Map a regular file read-only; an empty file gives (None, empty view).
+def map_fd(
+    fd: int, name: str, *, copy: bool = False, offset: int = 0, length: int = 0
+) -> tuple[mmap.mmap | None, memoryview]:
+    """Map an open regular file (all of it, or ``length`` bytes from ``offset``).
 
-    The open is non-blocking so that a FIFO or device named like a package is
-    refused at once (``ptn-io-error``) instead of hanging the validator.
+    An empty file gives (None, empty view). ``copy`` makes a private
+    copy-on-write mapping: writable, and writes are never carried to the file
+    (nor seen by any other mapping of it).
     """
-    name = os.fspath(path)
     try:
-        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError as exc:
-        raise PtnError("ptn-io-error", f"cannot open {name!r}: {exc.strerror or exc}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise PtnError("ptn-io-error", f"{name!r} is not a regular file")
-        if info.st_size == 0:
+        if length == 0 and os.fstat(fd).st_size == 0:
             return None, memoryview(b"")
-        mm = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
-        return mm, memoryview(mm)
+        access = mmap.ACCESS_COPY if copy else mmap.ACCESS_READ
+        mm = mmap.mmap(fd, length, access=access, offset=offset)
     except OSError as exc:
         raise PtnError("ptn-io-error", f"cannot map {name!r}: {exc.strerror or exc}") from None
+    return mm, memoryview(mm)
+
+
+def map_file(path: str | os.PathLike[str]) -> tuple[mmap.mmap | None, memoryview]:
+    """Map a regular file read-only (see ``map_fd``); ``ptn-io-error`` if it cannot be."""
+    fd = open_regular(path)
+    try:
+        return map_fd(fd, os.fspath(path))
     finally:
         os.close(fd)
 

@@ -160,6 +160,8 @@ def constant_sets(
         name, array = pool[draw(st.integers(0, len(pool) - 1))]
         names[key], constants[key] = in_layout(draw(st.sampled_from(LAYOUTS)), name, array)
     mutable = set(draw(st.sets(st.sampled_from(keys)))) if keys else set()
+    for key in mutable:  # a mutable buffer must own its memory (st-mutable-shares-memory)
+        constants[key] = constants[key].copy(order="K")
     return constants, names, mutable
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import warnings
 from collections.abc import Sequence
 
 import click
@@ -86,6 +87,7 @@ def validate(
         click.echo(dumps_report(results))
     else:
         click.echo(text_report(results, colour=sys.stdout.isatty()))
+    _mention_stale_temp_files(files)
     io_error = any(f.rule == "ptn-io-error" for _, fs in results for f in fs)
     if problems or io_error:
         sys.exit(2)
@@ -217,15 +219,31 @@ def _checked(path: str, work):  # type: ignore[no-untyped-def]
 
 
 def _rewrite(path: str, output: str | None, change) -> None:  # type: ignore[no-untyped-def]
-    from ptn.metadata import Metadata
-    from ptn.package import read_metadata, rewrite_metadata
+    """Run one metadata edit transaction (ptn.package.edit_metadata) and report it."""
+    from ptn.atomic import BrokenHardLinks
+    from ptn.cli.report import safe
+    from ptn.package import edit_metadata
 
-    # Only the metadata member here: rewrite_metadata validates the whole package once.
-    meta = _checked(path, lambda: read_metadata(path))
-    values = change(meta.to_dict() if meta is not None else {})
-    new = _checked(path, lambda: Metadata(values))
-    _checked(path, lambda: rewrite_metadata(path, new, output))
-    click.echo(f"wrote {output or path} ({len(new)} metadata names)", err=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", BrokenHardLinks)
+        new = _checked(path, lambda: edit_metadata(path, change, output))
+    for warning in caught:
+        click.echo(f"note: {safe(str(warning.message))}", err=True)
+    click.echo(f"wrote {safe(output or path)} ({len(new or ())} metadata names)", err=True)
+    _mention_stale_temp_files([path])
+
+
+def _mention_stale_temp_files(paths: Sequence[str]) -> None:
+    """Name temporary files a killed writer left beside these packages (they can go)."""
+    from ptn.atomic import stale_temp_files
+    from ptn.cli.report import safe
+
+    for tmp in stale_temp_files(paths):
+        click.echo(
+            f"note: {safe(str(tmp))} is a temporary file left by an interrupted ptn write; "
+            "no process is using it, so it can be deleted",
+            err=True,
+        )
 
 
 @cli.command()
