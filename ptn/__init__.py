@@ -13,12 +13,15 @@ SPEC_VERSION = "1.0.0"
 __version__ = "0.1.0"
 
 _EXPORTS = {
+    "BrokenHardLinks": "ptn.atomic",
     "Finding": "ptn.errors",
     "PtnError": "ptn.errors",
     "Report": "ptn.errors",
     "parse_json": "ptn.json_strict",
     "Metadata": "ptn.metadata",
     "Package": "ptn.package",
+    "edit_metadata": "ptn.package",
+    "rewrite_metadata": "ptn.package",
     "load": "ptn.package",
     "read_metadata": "ptn.package",
     "save": "ptn.package",
@@ -27,23 +30,27 @@ _EXPORTS = {
 
 __all__ = [
     "SPEC_VERSION",
+    "BrokenHardLinks",
     "Finding",
     "Metadata",
     "Package",
     "PtnError",
     "Report",
+    "edit_metadata",
     "load",
     "parse_json",
     "read_metadata",
+    "rewrite_metadata",
     "save",
     "validate",
 ]
 
 if TYPE_CHECKING:
+    from ptn.atomic import BrokenHardLinks
     from ptn.errors import Finding, PtnError, Report
     from ptn.json_strict import parse_json
     from ptn.metadata import Metadata
-    from ptn.package import Package, load, read_metadata, save
+    from ptn.package import Package, edit_metadata, load, read_metadata, rewrite_metadata, save
     from ptn.validation import validate
 
 

@@ -49,7 +49,9 @@ def _share(a: Any, b: Any, storage: bool) -> bool:
     if storage:
         return True
     try:
-        return bool(np.shares_memory(np.asarray(a), np.asarray(b), max_work=1 << 16))
+        # numpy accepts any work bound; its stubs list only -1 and 0.
+        work: Any = 1 << 16
+        return bool(np.shares_memory(np.asarray(a), np.asarray(b), max_work=work))
     except np.exceptions.TooHardError:  # undecidable cheaply: overlapping ranges count
         return True
 
