@@ -1,11 +1,20 @@
-"""Optional torch interop, imported only when asked for (torch is never required)."""
+"""torch interop: safetensors-style ``load_file``/``save_file``, and the array converters.
+
+torch is optional: importing this module does not import it; each call that
+needs it imports it then, and says how to install it if it is missing.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import os
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import ml_dtypes
 import numpy as np
+
+if TYPE_CHECKING:
+    from ptn.metadata import Metadata
 
 
 def _torch() -> Any:
@@ -31,3 +40,51 @@ def to_numpy(tensor: Any) -> np.ndarray:
     if t.dtype == torch.bfloat16:
         return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
     return t.numpy()
+
+
+def load_file(path: str | os.PathLike[str], device: str = "cpu") -> dict[str, Any]:
+    """Every constant of the package at ``path`` as a torch tensor, like safetensors'.
+
+    On CPU the tensors share the file's mapping (``Package.to_torch``), so nothing
+    is read until touched; another ``device`` gets a copy there (``.to(device)``).
+    The package is checked as ``ptn.load`` checks it (fast mode) first.
+    """
+    from ptn.package import load
+
+    if not isinstance(device, str):
+        raise TypeError(
+            f"device must be a str such as 'cpu' or 'cuda:0', not {type(device).__name__}"
+        )
+    with load(path) as pkg:
+        tensors = pkg.to_torch()
+    if device == "cpu":
+        return tensors
+    return {key: tensor.to(device) for key, tensor in tensors.items()}
+
+
+def save_file(
+    tensors: Mapping[str, Any],
+    path: str | os.PathLike[str],
+    *,
+    program: bytes | bytearray | memoryview,
+    metadata: Mapping[str, Any] | Metadata | None = None,
+    mutable_keys: Iterable[str] = (),
+) -> None:
+    """Write torch tensors as a package, like safetensors' ``save_file`` plus the program.
+
+    ``ptn.save`` does the work: same validation, deduplication and atomic write.
+    """
+    from ptn.package import save
+
+    torch = _torch()
+    if not isinstance(tensors, Mapping):
+        raise TypeError(
+            f"tensors must be a mapping of str keys to torch tensors, not {type(tensors).__name__}"
+        )
+    for key, tensor in tensors.items():
+        if not isinstance(tensor, torch.Tensor):
+            raise TypeError(
+                f"tensors[{key!r}] is a {type(tensor).__name__}, not a torch.Tensor "
+                "(ptn.numpy.save_file takes numpy arrays)"
+            )
+    save(path, program, tensors, metadata, mutable_keys)

@@ -1,0 +1,52 @@
+"""numpy interop in the shape of ``safetensors.numpy``: ``load_file`` and ``save_file``."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from ptn.metadata import Metadata
+
+
+def load_file(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
+    """Every constant of the package at ``path`` as a numpy array, like safetensors'.
+
+    The arrays are read-only zero-copy views of the file's mapping (bfloat16 via
+    ml_dtypes); they keep it mapped while they live. ``np.array(a)`` copies one.
+    The package is checked as ``ptn.load`` checks it (fast mode) first.
+    """
+    from ptn.package import load
+
+    with load(path) as pkg:
+        return dict(pkg.constants)
+
+
+def save_file(
+    tensors: Mapping[str, np.ndarray],
+    path: str | os.PathLike[str],
+    *,
+    program: bytes | bytearray | memoryview,
+    metadata: Mapping[str, Any] | Metadata | None = None,
+    mutable_keys: Iterable[str] = (),
+) -> None:
+    """Write numpy arrays as a package, like safetensors' ``save_file`` plus the program.
+
+    ``ptn.save`` does the work: same validation, deduplication and atomic write.
+    """
+    from ptn.package import save
+
+    if not isinstance(tensors, Mapping):
+        raise TypeError(
+            f"tensors must be a mapping of str keys to numpy arrays, not {type(tensors).__name__}"
+        )
+    for key, array in tensors.items():
+        if not isinstance(array, np.ndarray):
+            raise TypeError(
+                f"tensors[{key!r}] is a {type(array).__name__}, not a numpy.ndarray "
+                "(ptn.torch.save_file takes torch tensors)"
+            )
+    save(path, program, tensors, metadata, mutable_keys)
