@@ -42,22 +42,19 @@ def to_numpy(tensor: Any) -> np.ndarray:
     return t.numpy()
 
 
-def load_file(path: str | os.PathLike[str], device: str = "cpu") -> dict[str, Any]:
+def load_file(path: str | os.PathLike[str], device: Any = "cpu") -> dict[str, Any]:
     """Every constant of the package at ``path`` as a torch tensor, like safetensors'.
 
     On CPU the tensors share the file's mapping (``Package.to_torch``), so nothing
-    is read until touched; another ``device`` gets a copy there (``.to(device)``).
+    is read until touched; another ``device`` ("cuda:0", a ``torch.device``, an
+    index) gets a copy there (``.to(device)``).
     The package is checked as ``ptn.load`` checks it (fast mode) first.
     """
     from ptn.package import load
 
-    if not isinstance(device, str):
-        raise TypeError(
-            f"device must be a str such as 'cpu' or 'cuda:0', not {type(device).__name__}"
-        )
     with load(path) as pkg:
         tensors = pkg.to_torch()
-    if device == "cpu":
+    if str(device) == "cpu":
         return tensors
     return {key: tensor.to(device) for key, tensor in tensors.items()}
 

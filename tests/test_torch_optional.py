@@ -89,6 +89,7 @@ def test_torch_load_file_and_save_file(tmp_path: Path) -> None:
     assert all(isinstance(t, torch.Tensor) and t.device.type == "cpu" for t in tensors.values())
     assert tensors["output.weight"].dtype == torch.bfloat16
     assert tensors["norm.weight"].tolist() == [1.0] * 16
+    assert ptn.torch.load_file(TINY, device=torch.device("cpu")).keys() == tensors.keys()
     moved = ptn.torch.load_file(TINY, device="meta")
     assert {t.device.type for t in moved.values()} == {"meta"}
     assert {k: t.shape for k, t in moved.items()} == {k: t.shape for k, t in tensors.items()}
