@@ -39,14 +39,18 @@ def save_file(
     """
     from ptn.package import save
 
+    check_tensors(tensors, np.ndarray, "numpy.ndarray", "ptn.torch.save_file takes torch tensors")
+    save(path, program, tensors, metadata, mutable_keys)
+
+
+def check_tensors(tensors: object, kind: type, kind_name: str, other: str) -> None:
+    """``save_file``'s argument check: a mapping whose values are all ``kind`` (else TypeError)."""
     if not isinstance(tensors, Mapping):
         raise TypeError(
-            f"tensors must be a mapping of str keys to numpy arrays, not {type(tensors).__name__}"
+            f"tensors must be a mapping of str keys to {kind_name}, not {type(tensors).__name__}"
         )
-    for key, array in tensors.items():
-        if not isinstance(array, np.ndarray):
+    for key, value in tensors.items():
+        if not isinstance(value, kind):
             raise TypeError(
-                f"tensors[{key!r}] is a {type(array).__name__}, not a numpy.ndarray "
-                "(ptn.torch.save_file takes torch tensors)"
+                f"tensors[{key!r}] is a {type(value).__name__}, not a {kind_name} ({other})"
             )
-    save(path, program, tensors, metadata, mutable_keys)

@@ -71,17 +71,8 @@ def save_file(
 
     ``ptn.save`` does the work: same validation, deduplication and atomic write.
     """
+    from ptn.numpy import check_tensors
     from ptn.package import save
 
-    torch = _torch()
-    if not isinstance(tensors, Mapping):
-        raise TypeError(
-            f"tensors must be a mapping of str keys to torch tensors, not {type(tensors).__name__}"
-        )
-    for key, tensor in tensors.items():
-        if not isinstance(tensor, torch.Tensor):
-            raise TypeError(
-                f"tensors[{key!r}] is a {type(tensor).__name__}, not a torch.Tensor "
-                "(ptn.numpy.save_file takes numpy arrays)"
-            )
+    check_tensors(tensors, _torch().Tensor, "torch.Tensor", "ptn.numpy.save_file takes arrays")
     save(path, program, tensors, metadata, mutable_keys)
