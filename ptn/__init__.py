@@ -27,6 +27,9 @@ _EXPORTS = {
     "save": "ptn.package",
     "validate": "ptn.validation",
 }
+# safetensors-style load_file/save_file: ``ptn.torch`` (torch imported only when
+# called) and ``ptn.numpy``.
+_SUBMODULES = ("numpy", "torch")
 
 __all__ = [
     "SPEC_VERSION",
@@ -59,4 +62,6 @@ def __getattr__(name: str) -> Any:
         value = getattr(import_module(_EXPORTS[name]), name)
         globals()[name] = value
         return value
+    if name in _SUBMODULES:
+        return import_module(f"ptn.{name}")
     raise AttributeError(f"module 'ptn' has no attribute {name!r}")

@@ -777,8 +777,8 @@ class _Reader:
                     e.name,
                     f"the data of member {e.label} starts at offset {e.data_offset}, "
                     f"{e.data_offset % ALIGNMENT} past a multiple of {ALIGNMENT}; aligned "
-                    "data can be viewed without copying by every consumer (rewrite the "
-                    "package with ptn to align it)",
+                    "data can be viewed without copying by every consumer (writing the "
+                    "package again with ptn.save, or re-exporting it, aligns it)",
                     "warning",
                 )
             members.append(Member(e.name, e.header_offset, e.data_offset, e.csize, e.crc32))

@@ -161,7 +161,8 @@ def parse_json(
     ``member`` names the package member in errors. ``unique_names=False`` drops
     the one I-JSON rule that is not RFC 8259 grammar (duplicate names; the last
     wins): only for measuring the grammar itself, every ``.ptn`` member is
-    parsed with it on. Never raises anything but ``PtnError``.
+    parsed with it on. Bad content raises only ``PtnError``; ``data`` of another
+    type than bytes, bytearray or memoryview raises TypeError.
     """
     return parse_json_fast(data, member=member, unique_names=unique_names)[0]
 
@@ -179,6 +180,12 @@ def parse_json_fast(
     levels and holds no infinite float; the nesting/overflow scan is skipped.
     Returns (value, what shallow said).
     """
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        hint = "; for a str, pass text.encode()" if isinstance(data, str) else ""
+        raise TypeError(
+            "data must be the UTF-8 bytes of a JSON document (bytes, bytearray or "
+            f"memoryview), not {type(data).__name__}{hint}"
+        )
     try:
         return _parse(bytes(data), unique_names, shallow)
     except PtnError as err:

@@ -247,7 +247,7 @@ class Metadata(Mapping[str, Value]):
 
     @classmethod
     def parse(cls, data: bytes | bytearray | memoryview) -> Metadata:
-        """Parse strict JSON and validate it."""
+        """Parse strict JSON (UTF-8 bytes; a str raises TypeError) and validate it."""
         self = cls.__new__(cls)
         value, prechecked = parse_json_fast(data, member=MEMBER, shallow=_shallow)
         self._values = _validate(value, prechecked)

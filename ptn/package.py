@@ -221,6 +221,13 @@ class Package:
             os.close(self._fd)
             self._fd = -1
 
+    def __repr__(self) -> str:
+        names = len(self.metadata) if self.metadata is not None else 0
+        return (
+            f"<ptn.Package {self.path!r}: {_count(len(self.keys()), 'constant')}, "
+            f"members {', '.join(self.members)}, {_count(names, 'metadata name')}>"
+        )
+
     def __enter__(self) -> Package:
         return self
 
@@ -260,6 +267,14 @@ def _metadata_to_write(metadata: Mapping[str, Any] | Metadata | None) -> Metadat
     return meta if meta is not None and len(meta) > 0 else None
 
 
+class _ArgumentTypeError(TypeError):
+    """A caller's value of the wrong type found while preparing: passes ptn-write-failed by."""
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def _as_numpy(value: Any, key: str) -> np.ndarray:
     if isinstance(value, np.ndarray):
         return value
@@ -269,24 +284,63 @@ def _as_numpy(value: Any, key: str) -> np.ndarray:
         from ptn.torch import to_numpy
 
         return to_numpy(value)
-    raise PtnError(
-        "st-unsupported-dtype",
-        f"constant {key!r} is a {type(value).__name__}; give a numpy array or tensor",
-        member=SAFETENSORS,
+    raise _ArgumentTypeError(
+        f"constants[{key!r}] is a {type(value).__name__}; give a numpy array or a torch tensor"
     )
+
+
+def _check_argument_types(
+    program: object, constants: object, metadata: object, mutable_keys: object
+) -> set[str]:
+    """Wrong Python types are the caller's bug: TypeError naming the argument, not a rule.
+
+    Returns ``mutable_keys`` as a set (it may be a one-shot iterator).
+    """
+    if not isinstance(program, (bytes, bytearray, memoryview)):
+        raise TypeError(
+            f"program must be bytes, bytearray or memoryview (the FlatBuffer), "
+            f"not {type(program).__name__}"
+        )
+    if constants is not None and not isinstance(constants, Mapping):
+        raise TypeError(
+            f"constants must be a mapping of str keys to arrays, not {type(constants).__name__}"
+        )
+    if metadata is not None and not isinstance(metadata, (Mapping, Metadata)):
+        raise TypeError(
+            f"metadata must be a mapping of names to values or a ptn.Metadata, "
+            f"not {type(metadata).__name__}"
+        )
+    if isinstance(mutable_keys, (str, bytes)):
+        raise TypeError(
+            f"mutable_keys must be an iterable of keys such as [{mutable_keys!r}], not a "
+            f"{type(mutable_keys).__name__} (that would name each of its characters)"
+        )
+    if not isinstance(mutable_keys, Iterable):
+        raise TypeError(
+            f"mutable_keys must be an iterable of str keys, not {type(mutable_keys).__name__}"
+        )
+    keys = list(mutable_keys)
+    odd = next((k for k in keys if not isinstance(k, str)), None)
+    if odd is not None:
+        raise TypeError(f"mutable_keys holds {odd!r} ({type(odd).__name__}); keys are str")
+    return set(keys)
 
 
 def _check_inputs(
     program: bytes | bytearray | memoryview,
     constants: Mapping[str, Any],
-    mutable_keys: Iterable[str],
-) -> tuple[dict[str, np.ndarray], set[str]]:
+    mutable: set[str],
+) -> dict[str, np.ndarray]:
     error = _first_error(ptg_findings(memoryview(program)))
     if error is not None:
         raise error
     arrays = {}
     for key, value in constants.items():
-        if not isinstance(key, str) or not key or key == METADATA_KEY:
+        if not isinstance(key, str):
+            raise _ArgumentTypeError(
+                f"constants has the key {key!r} ({type(key).__name__}); keys are str"
+            )
+        if not key or key == METADATA_KEY:
             raise PtnError(
                 "st-reserved-key" if key == METADATA_KEY else "st-entry-invalid",
                 f"constant key {key!r} is not allowed",
@@ -300,7 +354,6 @@ def _check_inputs(
                 raise
             message = f"constant {key!r}: {err.message}"
             raise PtnError(err.rule, message, member=SAFETENSORS) from None
-    mutable = set(mutable_keys)
     unknown = mutable - set(arrays)
     if unknown:
         raise PtnError(
@@ -309,7 +362,7 @@ def _check_inputs(
             member=SAFETENSORS,
         )
     refuse_shared_mutables(constants, mutable)
-    return arrays, mutable
+    return arrays
 
 
 def save(
@@ -319,11 +372,15 @@ def save(
     metadata: Mapping[str, Any] | Metadata | None = None,
     mutable_keys: Iterable[str] = (),
 ) -> None:
-    """Write a package atomically and reproducibly; see the module docstring."""
+    """Write a package atomically and reproducibly; see the module docstring.
+
+    Arguments of the wrong type raise TypeError; contents that break a rule raise PtnError.
+    """
+    mutable = _check_argument_types(program, constants, metadata, mutable_keys)
     # A lazy mapping or array-like may fail on access: that too is ptn-write-failed.
     with _write_failed(path, "preparing"):
         meta = _metadata_to_write(metadata)
-        arrays, mutable = _check_inputs(program, constants or {}, mutable_keys)
+        arrays = _check_inputs(program, constants or {}, mutable)
         owners, aliases = fold_duplicates(arrays, mutable)
         prefix, layout = plan_layout(
             [(k, dtype_of(a), tuple(a.shape), a.nbytes) for k, a in owners.items()]
@@ -384,10 +441,10 @@ def _write_members(fd: int, members: list[MemberSource]) -> None:
 
 @contextlib.contextmanager
 def _write_failed(path: str | os.PathLike[str], stage: str) -> Iterator[None]:
-    """Any failure but a PtnError (or an interrupt) becomes ``ptn-write-failed``."""
+    """Any failure but a PtnError, a caller's wrong type or an interrupt is ``ptn-write-failed``."""
     try:
         yield
-    except PtnError:
+    except (PtnError, _ArgumentTypeError):
         raise
     except Exception as exc:
         raise PtnError(

@@ -1,8 +1,10 @@
 """Whole-package validation: every finding, from the container inwards.
 
-Fast mode reads the zip directory, the local headers, the safetensors header
-and the small JSON members; its cost does not depend on the size of the
-constants. Deep mode adds a streamed CRC-32 of every member.
+Deep mode (the default of ``validate`` and ``ptn validate``) checks every
+rule, including a streamed CRC-32 of every member. Fast mode (``deep=False``,
+``ptn validate --fast``, and what ``ptn.load`` runs) reads the zip directory,
+the local headers, the safetensors header and the small JSON members; its cost
+does not depend on the size of the constants.
 """
 
 from __future__ import annotations
@@ -160,15 +162,24 @@ def _crc_findings(buf: memoryview, members: list[Member]) -> Iterator[Finding]:
         )  # fmt: skip
 
 
-def validate(path: str | os.PathLike[str], deep: bool = False) -> Report:
+def validate(
+    path: str | os.PathLike[str], deep: bool | None = None, *, fast: bool = False
+) -> Report:
     """Check one file against every rule of spec.md; never raises for bad content.
 
+    Deep by default, like ``ptn validate``: every rule, including the CRC-32 of
+    every member, so a flipped bit in a tensor is found (it reads every byte).
+    ``deep=False`` (or ``fast=True``, like ``ptn validate --fast``) checks all
+    but the CRC-32: the zip directory, the local headers, the safetensors header
+    and the JSON members, at a cost that does not grow with the constants.
     I/O problems are reported as a ``ptn-io-error`` finding.
     """
+    if fast and deep:
+        raise ValueError("validate: deep=True and fast=True contradict each other; give one")
     report = Report(os.fspath(path))
     try:
         with mapped(path) as buf:
-            report.findings.extend(iter_findings(buf, deep))
+            report.findings.extend(iter_findings(buf, deep=not fast and deep is not False))
     except PtnError as err:
         report.findings.append(err.to_finding())
     return report

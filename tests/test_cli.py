@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import click
 import jsonschema
 import pytest
+from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 import ptn
 from ptn.package import write_atomically
@@ -20,6 +25,7 @@ REPO = Path(__file__).resolve().parent.parent
 TINY = REPO / "examples" / "tiny-llm.ptn"
 BAD = REPO / "invalid-examples" / "bad-token-id.ptn"
 PROGRAM = b"\x10\x00\x00\x00NPTG" + bytes(56)
+SPEC = (REPO / "spec.md").read_text()
 
 
 def ptn_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -176,8 +182,12 @@ def test_metadata_set_get_round_trips_every_kind(tmp_path: Path, literal: str, k
     path = tmp_path / "m.ptn"
     shutil.copy(TINY, path)
     assert ptn_cli("metadata", "set", str(path), f"x.value={literal}").returncode == 0
-    got = ptn_cli("metadata", "get", "--json", str(path), "x.value")
-    assert json.loads(got.stdout) == json.loads(literal)
+    got = ptn_cli("metadata", "get", str(path), "x.value")
+    assert json.loads(got.stdout) == json.loads(literal)  # what set took, get prints
+    shown = ptn_cli("inspect", "--json", str(path))
+    assert {m["name"]: m["value"] for m in json.loads(shown.stdout)["metadata"]}["x.value"] == (
+        json.loads(literal)
+    )
     with ptn.load(path) as pkg:
         assert pkg.metadata is not None and pkg.metadata.kind("x.value") == kind
         assert pkg.constants["norm.weight"].tolist() == [1.0] * 16
@@ -215,7 +225,7 @@ def test_metadata_set_from_json(tmp_path: Path) -> None:
     out = tmp_path / "o.ptn"
     proc = ptn_cli("metadata", "set", str(TINY), "--from-json", str(src), "-o", str(out))
     assert proc.returncode == 0, proc.stderr
-    assert ptn_cli("metadata", "get", str(out), "general.name").stdout.strip() == "from-file"
+    assert ptn_cli("metadata", "get", str(out), "general.name").stdout.strip() == '"from-file"'
 
 
 def test_schema_command_prints_bundled_schemas() -> None:
@@ -236,3 +246,170 @@ def test_safetensors_header_schema_lists_the_dtypes() -> None:
 
     enum = load_schema("safetensors-header")["additionalProperties"]["properties"]["dtype"]["enum"]
     assert set(enum) == set(DTYPES)
+
+
+# -- every message leads somewhere ------------------------------------------------------
+
+
+def test_metadata_get_and_inspect_show_json_literals(tmp_path: Path) -> None:
+    path = tmp_path / "m.ptn"
+    shutil.copy(TINY, path)
+    assert ptn_cli("metadata", "set", str(path), "x.flag=true").returncode == 0
+    assert ptn_cli("metadata", "get", str(path), "general.name").stdout == '"tiny-llm"\n'
+    assert ptn_cli("metadata", "get", "--raw", str(path), "general.name").stdout == "tiny-llm\n"
+    assert ptn_cli("metadata", "get", str(path), "x.flag").stdout == "true\n"
+    table = ptn_cli("inspect", str(path)).stdout
+    assert '"tiny-llm"' in table and "'tiny-llm'" not in table
+    flag_row = next(line for line in table.splitlines() if "x.flag" in line)
+    assert "true" in flag_row and "True" not in flag_row
+
+
+@pytest.mark.parametrize(
+    ("item", "suggestion"),
+    [("name=tiny", """'name="tiny"'"""), ("general.name=tiny llm", """'general.name="tiny llm"'"""),
+     ("x=[1,", """'x="[1,"'""")],
+)  # fmt: skip
+def test_metadata_set_value_that_is_not_json_explains_literals(
+    tmp_path: Path, item: str, suggestion: str
+) -> None:
+    path = tmp_path / "m.ptn"
+    shutil.copy(TINY, path)
+    before = path.read_bytes()
+    proc = ptn_cli("metadata", "set", str(path), item)
+    assert proc.returncode == 2, proc.stderr
+    assert "VALUE is a JSON literal" in proc.stderr and suggestion in proc.stderr
+    assert path.read_bytes() == before
+    name = item.partition("=")[0]
+    fixed = ptn_cli("metadata", "set", str(path), suggestion.strip("'"))  # the hint works
+    assert fixed.returncode == 0, fixed.stderr
+    assert ptn_cli("metadata", "get", "--raw", str(path), name).stdout == (
+        item.partition("=")[2] + "\n"
+    )
+
+
+@pytest.mark.parametrize("item", ["name", "=5", "", "get_vocab_size"])
+def test_metadata_set_malformed_assignment_is_a_usage_error(tmp_path: Path, item: str) -> None:
+    path = tmp_path / "m.ptn"
+    shutil.copy(TINY, path)
+    proc = ptn_cli("metadata", "set", str(path), item)
+    assert proc.returncode == 2 and "is not NAME=VALUE" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("output", [False, True])
+def test_metadata_unset_of_a_missing_name_fails_and_touches_nothing(
+    tmp_path: Path, output: bool
+) -> None:
+    path = tmp_path / "m.ptn"
+    shutil.copy(TINY, path)
+    os.utime(path, ns=(1_000_000_000, 1_000_000_000))
+    before = path.read_bytes()
+    extra = ["-o", str(tmp_path / "out.ptn")] if output else []
+    proc = ptn_cli("metadata", "unset", str(path), "general.name", "no.such", *extra)
+    assert proc.returncode == 1
+    assert "metadata-missing-name" in proc.stderr and "'no.such'" in proc.stderr
+    assert "general.name" not in proc.stderr.split("named", 1)[1]  # names only the missing one
+    assert path.read_bytes() == before
+    assert path.stat().st_mtime_ns == 1_000_000_000
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.ptn"]
+
+
+def test_validate_json_reports_missing_paths_in_the_document(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    proc = ptn_cli(
+        "validate", "--json", str(TINY), str(tmp_path / "nope.ptn"), str(tmp_path / "empty")
+    )
+    assert proc.returncode == 2
+    report = json.loads(proc.stdout)
+    jsonschema.Draft202012Validator(load_schema("report")).validate(report)
+    by_path = {f["path"]: f for f in report["files"]}
+    assert by_path[str(TINY)]["valid"]
+    for missing in (tmp_path / "nope.ptn", tmp_path / "empty"):
+        entry = by_path[str(missing)]
+        assert not entry["valid"] and [f["rule"] for f in entry["findings"]] == ["ptn-io-error"]
+    assert report["summary"]["files"] == 3 and report["summary"]["invalid"] == 2
+    assert "no such file" in proc.stderr  # and people still read why on stderr
+
+
+@given(
+    st.lists(st.lists(st.sampled_from(["error", "warning"]), max_size=3), min_size=1, max_size=3)
+)
+def test_summary_line_uses_correct_plurals(severities: list[list[str]]) -> None:
+    from ptn.cli.report import text_report
+    from ptn.errors import Finding
+
+    results = [
+        (f"f{i}.ptn", [Finding("ptn-io-error", s, None, None, "x") for s in fs])
+        for i, fs in enumerate(severities)
+    ]
+    last = text_report(results, colour=False).splitlines()[-1]
+    errors = sum(fs.count("error") for fs in severities)
+    warnings = sum(fs.count("warning") for fs in severities)
+    files = len(severities)
+    assert last.startswith(f"{files} file{'s' if files != 1 else ''}: ")
+    assert last.endswith(
+        f"({errors} error{'s' if errors != 1 else ''}, "
+        f"{warnings} warning{'s' if warnings != 1 else ''})"
+    )
+
+
+def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    found = [prefix]
+    for name, command in group.commands.items():
+        if isinstance(command, click.Group):
+            found += _commands(command, (*prefix, name))
+        else:
+            found.append((*prefix, name))
+    return found
+
+
+@pytest.mark.parametrize("width", [40, 52, 64, 80, 100])
+def test_help_never_wraps_a_rule_id(width: int) -> None:
+    from ptn.cli.main import cli
+
+    rule_ids = set(re.findall(r"^#### `([a-z0-9-]+)`", SPEC, re.MULTILINE))
+    runner = CliRunner()
+    checked = 0
+    for path in _commands(cli):
+        command = cli
+        for name in path:
+            command = command.commands[name]  # type: ignore[attr-defined]
+        texts = [command.help or ""] + [getattr(p, "help", None) or "" for p in command.params]
+        wanted = {r for r in rule_ids if any(r in text for text in texts)}
+        out = runner.invoke(cli, [*path, "--help"], terminal_width=width).output
+        for rule in wanted:
+            assert rule in out, (path, rule, out)
+            checked += 1
+    assert checked  # some help does name a rule id (ptn-timeout)
+
+
+def test_every_command_a_message_names_exists() -> None:
+    """Backquoted `ptn ...` in any string of ptn/ or spec.md names a real (sub)command."""
+    import ast
+
+    from ptn.cli.main import cli
+
+    commands = {" ".join(path) for path in _commands(cli)}
+    texts = [SPEC]
+    for source in (REPO / "ptn").rglob("*.py"):
+        tree = ast.parse(source.read_text())
+        texts += [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)
+                  and isinstance(n.value, str)]  # fmt: skip
+    named = {m for text in texts for m in re.findall(r"`ptn ((?:[a-z][a-z-]* ?)+)", text)}
+    assert named
+    for words in named:
+        parts = words.split()
+        assert any(" ".join(parts[:n]) in commands for n in (1, 2)), words
+
+
+def test_unaligned_member_hint_names_what_aligns() -> None:
+    import zipfile
+    from io import BytesIO
+
+    from ptn.container import read_members
+
+    buf = BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("program.ptg", PROGRAM)
+    (finding,) = read_members(buf.getvalue())[1]
+    assert finding.rule == "zip-unaligned-member"
+    assert "ptn.save" in finding.message and "with ptn to" not in finding.message

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import ptn
 from ptn import Metadata, PtnError
 from ptn.testing.strategies import BREAKERS, broken_metadata, valid_metadata
 
@@ -155,3 +156,12 @@ def test_generated_model_is_the_typed_view() -> None:
 def test_empty_metadata_is_valid() -> None:
     assert Metadata.parse(b"{}").dumps() == b"{}\n"
     assert len(Metadata()) == 0
+
+
+@pytest.mark.parametrize("data", ['{"a": 1}', None, 7, ["{}"]])
+def test_parse_of_a_non_bytes_argument_is_a_type_error_naming_what_it_takes(data: object) -> None:
+    for parse in (Metadata.parse, ptn.parse_json):
+        with pytest.raises(TypeError, match=r"bytes, bytearray or memoryview") as raised:
+            parse(data)  # type: ignore[arg-type]
+        assert not isinstance(raised.value, PtnError)
+        assert ("text.encode()" in str(raised.value)) == isinstance(data, str)

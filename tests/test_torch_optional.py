@@ -7,12 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import ptn
 
 TINY = Path(__file__).resolve().parent.parent / "examples" / "tiny-llm.ptn"
 HAS_TORCH = importlib.util.find_spec("torch") is not None
+PROGRAM = b"\x10\x00\x00\x00NPTG" + bytes(56)
 
 
 def test_validate_load_and_cli_never_import_torch() -> None:
@@ -20,6 +22,8 @@ def test_validate_load_and_cli_never_import_torch() -> None:
         "import sys, ptn\n"
         f"ptn.validate({str(TINY)!r}, deep=True)\n"
         f"with ptn.load({str(TINY)!r}) as p: p.constants['norm.weight']\n"
+        f"ptn.numpy.load_file({str(TINY)!r})\n"
+        "ptn.torch.load_file, ptn.torch.save_file  # the module itself does not need torch\n"
         "from ptn.cli import main\n"
         "assert 'torch' not in sys.modules, 'torch was imported'\n"
     )
@@ -40,3 +44,61 @@ def test_to_torch_shares_memory_and_keeps_bfloat16() -> None:  # pragma: no cove
         tensors = pkg.to_torch()
         assert tensors["output.weight"].dtype == torch.bfloat16
         assert tensors["norm.weight"].tolist() == [1.0] * 16
+
+
+def test_numpy_load_file_gives_zero_copy_arrays_equal_to_the_package() -> None:
+    arrays = ptn.numpy.load_file(TINY)
+    with ptn.load(TINY) as pkg:
+        assert sorted(arrays) == pkg.keys()
+        for key, array in arrays.items():
+            assert isinstance(array, np.ndarray) and not array.flags.owndata  # a view
+            assert array.dtype == pkg.constants[key].dtype
+            assert array.tobytes() == pkg.constants[key].tobytes()
+    assert str(arrays["output.weight"].dtype) == "bfloat16"
+
+
+def test_numpy_save_file_round_trips_and_checks_types(tmp_path: Path) -> None:
+    arrays = ptn.numpy.load_file(TINY)
+    path = tmp_path / "copy.ptn"
+    ptn.numpy.save_file(
+        arrays, path, program=PROGRAM, metadata={"a": 1}, mutable_keys=["kv_cache.v"]
+    )
+    again = ptn.numpy.load_file(path)
+    assert {k: a.tobytes() for k, a in again.items()} == {k: a.tobytes() for k, a in arrays.items()}
+    assert ptn.validate(path).valid
+    with pytest.raises(TypeError, match=r"tensors\['w'\] is a list"):
+        ptn.numpy.save_file({"w": [1.0]}, tmp_path / "x.ptn", program=PROGRAM)
+    with pytest.raises(TypeError, match="tensors must be a mapping"):
+        ptn.numpy.save_file([np.zeros(2)], tmp_path / "x.ptn", program=PROGRAM)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):  # program is keyword-only: it is not safetensors' metadata
+        ptn.numpy.save_file(arrays, tmp_path / "x.ptn", PROGRAM)  # type: ignore[misc]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["copy.ptn"]
+
+
+def test_torch_load_file_is_to_torch_on_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ptn.package import Package
+
+    given: dict[str, object] = {"w": object()}
+    monkeypatch.setattr(Package, "to_torch", lambda self: given)
+    assert ptn.torch.load_file(TINY) is given  # no copy made on the way: the mapping's own
+
+
+def test_torch_load_file_and_save_file(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    tensors = ptn.torch.load_file(TINY)
+    assert all(isinstance(t, torch.Tensor) and t.device.type == "cpu" for t in tensors.values())
+    assert tensors["output.weight"].dtype == torch.bfloat16
+    assert tensors["norm.weight"].tolist() == [1.0] * 16
+    assert ptn.torch.load_file(TINY, device=torch.device("cpu")).keys() == tensors.keys()
+    moved = ptn.torch.load_file(TINY, device="meta")
+    assert {t.device.type for t in moved.values()} == {"meta"}
+    assert {k: t.shape for k, t in moved.items()} == {k: t.shape for k, t in tensors.items()}
+    path = tmp_path / "t.ptn"
+    ptn.torch.save_file(tensors, path, program=PROGRAM, metadata={"general.name": "t"})
+    again = ptn.torch.load_file(path)
+    assert sorted(again) == sorted(tensors)
+    assert all(torch.equal(again[k].float(), tensors[k].float()) for k in tensors)
+    with ptn.load(path) as pkg:
+        assert pkg.metadata_str("general.name") == "t"
+    with pytest.raises(TypeError, match=r"not a torch\.Tensor"):
+        ptn.torch.save_file({"w": np.zeros(2)}, tmp_path / "x.ptn", program=PROGRAM)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from ptn.cli.report import safe
+from ptn.cli.report import count, safe
 from ptn.members import PTG
 from ptn.package import Package
 
@@ -112,15 +113,15 @@ def render(info: dict[str, Any]) -> None:
         for col in ("name", "kind", "value", "meaning"):
             meta.add_column(col)
         for m in info["metadata"]:
-            value = m["value"]
-            shown = safe(repr(value) if isinstance(value, str) else str(value))
+            # A JSON literal, as `ptn metadata set` takes it (true, "tiny"), not a Python repr.
+            shown = safe(json.dumps(m["value"], ensure_ascii=False))
             meta.add_row(
                 Text(safe(m["name"])), m["kind"], Text(shown[:200]), Text(m["meaning"] or "")
             )
         console.print(meta)
     totals = info["totals"]
     console.print(Text(
-        f"{totals['constants']} constants, {_size(totals['constant_bytes'])} stored, "
+        f"{count(totals['constants'], 'constant')}, {_size(totals['constant_bytes'])} stored, "
         f"{_size(totals['dedup_saved_bytes'])} saved by deduplication"
     ))  # fmt: skip
     for w in info["warnings"]:

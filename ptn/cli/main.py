@@ -48,7 +48,8 @@ def cli() -> None:
     type=click.FloatRange(min=0.1),
     default=120.0,
     show_default=True,
-    help="Seconds per file before it is reported as ptn-timeout.",
+    # \b: click rewraps help at hyphens, and a rule id must stay whole to be searched for.
+    help="\b\nSeconds per file before it is\nreported as ptn-timeout.",
 )
 def validate(
     paths: Sequence[str],
@@ -62,12 +63,13 @@ def validate(
 
     Exit status: 0 all valid, 1 some invalid, 2 usage or I/O problem.
     """
-    from ptn.cli.report import apply_strict, dumps_report, is_valid, text_report
+    from ptn.cli.report import apply_strict, dumps_report, is_valid, safe, text_report
     from ptn.cli.runner import default_jobs, find_packages, run_all
+    from ptn.errors import Finding
 
     files, problems = find_packages(paths)
-    for problem in problems:
-        click.echo(f"ptn validate: {problem}", err=True)
+    for path, problem in problems:
+        click.echo(f"ptn validate: {safe(path)}: {problem}", err=True)
     jobs = jobs or default_jobs()
     results = []
     show_progress = sys.stderr.isatty() and len(files) >= 4
@@ -83,8 +85,12 @@ def validate(
     else:
         for path, findings in run_all(files, not fast, jobs, time_limit):
             results.append((path, apply_strict(findings, strict)))
-    if as_json:
-        click.echo(dumps_report(results))
+    if as_json:  # the document itself says why the exit status is 2
+        unchecked = [
+            (path, [Finding("ptn-io-error", "error", None, None, problem)])
+            for path, problem in problems
+        ]
+        click.echo(dumps_report(results + unchecked))
     else:
         click.echo(text_report(results, colour=sys.stdout.isatty()))
     _mention_stale_temp_files(files)
@@ -134,9 +140,14 @@ def metadata() -> None:
 @metadata.command("get")
 @click.argument("path", type=click.Path(dir_okay=False))
 @click.argument("name", required=False)
-@click.option("--json", "as_json", is_flag=True, help="Print JSON even for a single string.")
-def metadata_get(path: str, name: str | None, as_json: bool) -> None:
-    """Print all metadata, or the value of NAME as a JSON literal."""
+@click.option("--raw", is_flag=True, help="Print a string value without JSON quotes.")
+# ptn 0.1's flag for what is now the default output; kept so scripts do not break.
+@click.option("--json", "_json", is_flag=True, hidden=True)
+def metadata_get(path: str, name: str | None, raw: bool, _json: bool) -> None:
+    """Print all metadata as a JSON object, or the value of NAME as a JSON literal.
+
+    The literal is what `ptn metadata set` accepts: 8192, true, "tiny", [512,0].
+    """
     from ptn.cli.report import safe
 
     meta = _open_or_exit(path, lambda pkg: pkg.metadata)
@@ -148,7 +159,7 @@ def metadata_get(path: str, name: str | None, as_json: bool) -> None:
         click.echo(f"{safe(path)}: no metadata named {safe(name)!r}", err=True)
         sys.exit(1)
     value = values[name]
-    if isinstance(value, str) and not as_json:
+    if isinstance(value, str) and raw:
         click.echo(safe(value))
     else:
         click.echo(json.dumps(value, ensure_ascii=True))
@@ -183,13 +194,34 @@ def metadata_set(path: str, assignments: Sequence[str], from_json, output: str |
             raise UsageProblem("--from-json must hold a JSON object")
         updates.update(loaded)
     for item in assignments:
-        name, eq, literal = item.partition("=")
-        if not eq:
-            raise UsageProblem(f"{item!r} is not NAME=VALUE")
-        updates[name] = _checked(f"value of {name}", lambda text=literal: parse_json(text.encode()))
+        name, value = _assignment(item)
+        updates[name] = value
     if not updates:
         raise UsageProblem("nothing to set: give NAME=VALUE or --from-json FILE")
     _rewrite(path, output, lambda values: {**values, **updates})
+
+
+def _assignment(item: str) -> tuple[str, object]:
+    """``NAME=VALUE`` with VALUE parsed as a JSON literal; a malformed one is a usage error."""
+    import shlex
+
+    from ptn.cli.report import safe
+    from ptn.errors import PtnError
+    from ptn.json_strict import parse_json
+
+    name, eq, literal = item.partition("=")
+    if not eq or not name:
+        raise UsageProblem(f"{safe(item)!r} is not NAME=VALUE (for example n=8192)")
+    try:
+        return name, parse_json(literal.encode("utf-8", "surrogateescape"))
+    except PtnError as err:
+        # The usual slip is a bare string: show the quoting that works in a shell.
+        quoted = shlex.quote(f"{name}={json.dumps(literal, ensure_ascii=True)}")
+        raise UsageProblem(
+            f"value of {safe(name)}: {err.rule} {safe(err.message)}\n"
+            f"hint: VALUE is a JSON literal; for a string write {safe(quoted)} "
+            "(numbers, booleans and lists are written as they are: n=8192, flag=true, w='[512,0]')"
+        ) from None
 
 
 @metadata.command("unset")
@@ -202,8 +234,23 @@ def metadata_set(path: str, assignments: Sequence[str], from_json, output: str |
     help="Write the result here instead of in place.",
 )
 def metadata_unset(path: str, names: Sequence[str], output: str | None) -> None:
-    """Remove names (removing the last one removes metadata.json)."""
-    _rewrite(path, output, lambda values: {k: v for k, v in values.items() if k not in names})
+    """Remove names (removing the last one removes metadata.json).
+
+    A name that is not there is an error, and nothing is written.
+    """
+    from ptn.errors import PtnError
+
+    def remove(values: dict[str, object]) -> dict[str, object]:
+        missing = [n for n in names if n not in values]
+        if missing:
+            raise PtnError(
+                "metadata-missing-name",
+                f"no metadata named {', '.join(map(repr, missing))}; nothing was written",
+                member="metadata.json",
+            )
+        return {k: v for k, v in values.items() if k not in names}
+
+    _rewrite(path, output, remove)
 
 
 def _checked(path: str, work):  # type: ignore[no-untyped-def]
@@ -221,7 +268,7 @@ def _checked(path: str, work):  # type: ignore[no-untyped-def]
 def _rewrite(path: str, output: str | None, change) -> None:  # type: ignore[no-untyped-def]
     """Run one metadata edit transaction (ptn.package.edit_metadata) and report it."""
     from ptn.atomic import BrokenHardLinks
-    from ptn.cli.report import safe
+    from ptn.cli.report import count, safe
     from ptn.package import edit_metadata
 
     with warnings.catch_warnings(record=True) as caught:
@@ -229,7 +276,8 @@ def _rewrite(path: str, output: str | None, change) -> None:  # type: ignore[no-
         new = _checked(path, lambda: edit_metadata(path, change, output))
     for warning in caught:
         click.echo(f"note: {safe(str(warning.message))}", err=True)
-    click.echo(f"wrote {safe(output or path)} ({len(new or ())} metadata names)", err=True)
+    names = count(len(new or ()), "metadata name")
+    click.echo(f"wrote {safe(output or path)} ({names})", err=True)
     _mention_stale_temp_files([path])
 
 

@@ -87,11 +87,16 @@ def finding_line(path: str, f: Finding, colour: bool) -> str:
     )
 
 
+def count(n: int, noun: str) -> str:
+    """``1 error``, ``2 errors``, ``0 errors``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def text_report(results: Sequence[tuple[str, list[Finding]]], colour: bool) -> str:
     lines = [finding_line(path, f, colour) for path, fs in results for f in fs]
     s = summary(results)
     lines.append(
-        f"{s['files']} file{'s' if s['files'] != 1 else ''}: {s['valid']} valid, "
-        f"{s['invalid']} invalid ({s['errors']} errors, {s['warnings']} warnings)"
+        f"{count(s['files'], 'file')}: {s['valid']} valid, {s['invalid']} invalid "
+        f"({count(s['errors'], 'error')}, {count(s['warnings'], 'warning')})"
     )
     return "\n".join(lines)

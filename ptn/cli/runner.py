@@ -52,21 +52,21 @@ def check_one(path: str, deep: bool, time_limit: float) -> tuple[str, list[Findi
         signal.signal(signal.SIGALRM, previous)
 
 
-def find_packages(paths: Sequence[str]) -> tuple[list[str], list[str]]:
-    """Files to check (directories searched recursively for *.ptn) and usage problems."""
+def find_packages(paths: Sequence[str]) -> tuple[list[str], list[tuple[str, str]]]:
+    """Files to check (directories searched recursively for *.ptn), and (path, problem) pairs."""
     files: list[str] = []
-    problems: list[str] = []
+    problems: list[tuple[str, str]] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
             found = sorted(str(p) for p in path.rglob("*.ptn") if p.is_file())
             if not found:
-                problems.append(f"{raw}: directory holds no .ptn file")
+                problems.append((raw, "directory holds no .ptn file"))
             files.extend(found)
         elif path.exists():
             files.append(raw)
         else:
-            problems.append(f"{raw}: no such file or directory")
+            problems.append((raw, "no such file or directory"))
     return files, problems
 
 
