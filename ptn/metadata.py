@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from ptn.errors import PtnError, pointer
 from ptn.json_strict import LONE_SURROGATE, dumps_json, parse_json_fast
-from ptn.model_glue import INT64_MAX, INT64_MIN
+from ptn.limits import INT64_MAX, INT64_MIN
 from ptn.rules import check_cross_field
 from ptn_generated import metadata_rules as tables
 

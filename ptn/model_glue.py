@@ -20,8 +20,7 @@ from typing import Annotated, Any
 
 from pydantic import AllowInfNan, BaseModel, BeforeValidator, ConfigDict, Strict, model_validator
 
-INT64_MIN = -(2**63)
-INT64_MAX = 2**63 - 1
+from ptn.limits import INT64_MAX, INT64_MIN
 
 
 def _no_wide_int(value: Any) -> Any:

@@ -13,7 +13,7 @@ from typing import Any
 
 from ptn.codegen.schema_info import SchemaInfo, WellKnown
 from ptn.codegen.spec_table import KIND_LABELS, constraint_text
-from ptn.model_glue import INT64_MAX, INT64_MIN
+from ptn.limits import INT64_MAX, INT64_MIN
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 SCHEMA_SOURCE = "schema/metadata.schema.json"

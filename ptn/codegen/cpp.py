@@ -29,7 +29,7 @@ from ptn.codegen.common import (
     unique_accessors,
 )
 from ptn.codegen.schema_info import SchemaInfo, WellKnown
-from ptn.model_glue import INT64_MIN
+from ptn.limits import INT64_MIN
 
 # Runtime files copied verbatim: template name -> path under generated/cpp/.
 CPP_TEMPLATES = {

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ptn.codegen.schema_info import SchemaInfo, WellKnown
-from ptn.model_glue import INT64_MAX
+from ptn.limits import INT64_MAX
 
 BEGIN = "<!-- BEGIN generated well-known table: `ptn codegen` keeps it equal to the schema -->"
 END = "<!-- END generated well-known table -->"

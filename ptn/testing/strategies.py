@@ -16,7 +16,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from ptn.model_glue import INT64_MAX, INT64_MIN
+from ptn.limits import INT64_MAX, INT64_MIN
 from ptn.schemas import load_schema
 
 Doc = dict[str, Any]
