@@ -27,7 +27,6 @@ import contextlib
 import fcntl
 import os
 import re
-import secrets
 import signal
 import stat
 import threading
@@ -273,7 +272,7 @@ def _signals_deferred() -> Iterator[None]:
 
 def _create_temp(dest: Path) -> tuple[int, Path]:
     for _ in range(64):
-        tmp = dest.with_name(TEMP_NAME.format(name=dest.name, token=secrets.token_hex(4)))
+        tmp = dest.with_name(TEMP_NAME.format(name=dest.name, token=os.urandom(4).hex()))
         try:
             flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | _CLOEXEC | _NOFOLLOW
             return os.open(tmp, flags, 0o666), tmp
