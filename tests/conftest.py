@@ -14,12 +14,8 @@ from hypothesis import HealthCheck, settings
 
 from ptn import errors
 
-REPO = Path(__file__).resolve().parent.parent
-# ../shared/conformance/jsontestsuite beside the checkout; PTN_JSONTESTSUITE overrides.
-JSONTESTSUITE = Path(
-    os.environ.get("PTN_JSONTESTSUITE")
-    or REPO.parent / "shared" / "conformance" / "jsontestsuite" / "test_parsing"
-)
+# Vendored (see tests/jsontestsuite/ORIGIN.md): the suite needs nothing outside the checkout.
+JSONTESTSUITE = Path(__file__).resolve().parent / "jsontestsuite" / "test_parsing"
 RAISED_RULES: set[str] = set()
 
 settings.register_profile(
