@@ -12,11 +12,12 @@ import re
 import shlex
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from ptn.codegen import render_all, stale_files, write_all
+from ptn.codegen import checkout_problem, render_all, stale_files, write_all
 from ptn.conformance.runners import CPP_DIR, TS_DIR
 
 REPO = Path(__file__).resolve().parent.parent
@@ -249,6 +250,45 @@ def test_typescript_reads_typed_values(node: str, tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------
 # Generated from the schema
 # ---------------------------------------------------------------------------
+
+
+def _ptn(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "ptn", *map(str, args)]
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False)
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    """Files under root (relative path -> bytes), without build products and tool caches."""
+    skip = {"node_modules", "dist", "build", "__pycache__"}
+    paths = (p for p in root.rglob("*") if p.is_file() and not skip & set(p.parts))
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in paths}
+
+
+@pytest.mark.parametrize("language", ["cpp", "typescript"])
+def test_bindings_command_writes_generated_files_and_keeps_yours(
+    language: str, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    mine = out / "mine.txt"
+    out.mkdir()
+    mine.write_text("not ptn's")
+    proc = _ptn("bindings", language, "out", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    expected = _tree(REPO / "generated" / language)
+    assert _tree(out) == {**expected, "mine.txt": b"not ptn's"}
+    first = out / sorted(expected)[0]
+    first.write_text("edited")
+    proc = _ptn("bindings", language, "out", cwd=tmp_path)  # differs: refused, nothing written
+    assert proc.returncode == 2 and "--force" in proc.stderr
+    assert first.read_text() == "edited"
+    assert _ptn("bindings", language, "out", "--force", cwd=tmp_path).returncode == 0
+    assert _tree(out) == {**expected, "mine.txt": b"not ptn's"}
+
+
+def test_codegen_outside_a_checkout_names_what_to_run(tmp_path: Path) -> None:
+    problem = checkout_problem(tmp_path)
+    assert problem is not None and "ptn bindings cpp DIR" in problem
+    assert checkout_problem(REPO) is None
 
 
 def test_binding_files_say_do_not_edit() -> None:
