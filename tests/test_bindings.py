@@ -17,7 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from ptn.codegen import checkout_problem, render_all, stale_files, write_all
+from ptn.codegen import (
+    binding_outputs,
+    checkout_problem,
+    render_all,
+    stale_files,
+    write_all,
+)
 from ptn.conformance.runners import CPP_DIR, TS_DIR
 
 REPO = Path(__file__).resolve().parent.parent
@@ -283,6 +289,11 @@ def test_bindings_command_writes_generated_files_and_keeps_yours(
     assert first.read_text() == "edited"
     assert _ptn("bindings", language, "out", "--force", cwd=tmp_path).returncode == 0
     assert _tree(out) == {**expected, "mine.txt": b"not ptn's"}
+
+
+def test_binding_outputs_names_a_wrong_language() -> None:
+    with pytest.raises(ValueError, match="language must be one of"):
+        binding_outputs("rust")
 
 
 def test_codegen_outside_a_checkout_names_what_to_run(tmp_path: Path) -> None:

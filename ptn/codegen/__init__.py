@@ -53,7 +53,10 @@ def binding_outputs(language: str) -> dict[str, str]:
     from ptn.codegen.cpp import cpp_outputs
     from ptn.codegen.typescript import typescript_outputs
 
-    emit = {"cpp": cpp_outputs, "typescript": typescript_outputs}[language]
+    emitters = {"cpp": cpp_outputs, "typescript": typescript_outputs}
+    if language not in emitters:
+        raise ValueError(f"language must be one of {sorted(emitters)}, not {language!r}")
+    emit = emitters[language]
     info = read_schema_info(load_schema("metadata"))
     return {rel.removeprefix(f"{language}/"): text for rel, text in emit(info).items()}
 
