@@ -268,10 +268,11 @@ _BUILD_HINTS = {
 @click.argument("directory", type=click.Path(file_okay=False))
 @click.option("--force", is_flag=True, help="Replace files in DIRECTORY whose content differs.")
 def bindings(language: str, directory: str, force: bool) -> None:
-    """Write the C++ (header-only) or TypeScript binding of metadata.json into DIRECTORY.
+    """Write the C++ or TypeScript metadata binding into DIRECTORY.
 
-    The sources are rendered from the schema bundled with ptn: the same files as the
-    repository's generated/cpp/ or generated/typescript/. Other files are left alone.
+    The sources (header-only C++17, or an npm package) are rendered from the schema bundled
+    with ptn: the same files as the repository's generated/cpp/ or generated/typescript/.
+    Other files in DIRECTORY are left alone.
     """
     import shlex
 
