@@ -2,6 +2,7 @@
 # Install what the C++ and TypeScript bindings need to build and run their tests:
 #   - nlohmann/json headers (Debian/Ubuntu: nlohmann-json3-dev), only if they are missing;
 #   - g++, only if no C++ compiler ($CXX, default g++) is found;
+#   - unzip, only if missing (the docs' examples pipe a member of a .ptn into them);
 #   - the TypeScript toolchain pinned by generated/typescript/package-lock.json (npm ci).
 # Node.js >= 20 and npm must already be installed (e.g. actions/setup-node).
 # Extra compiler flags (say -I for a nlohmann/json elsewhere) go in PTN_CXXFLAGS.
@@ -27,6 +28,7 @@ have_nlohmann() {
 apt_packages=()
 have_compiler || apt_packages+=(g++)
 have_nlohmann || apt_packages+=(nlohmann-json3-dev)
+command -v unzip >/dev/null 2>&1 || apt_packages+=(unzip)
 
 if [ "${#apt_packages[@]}" -gt 0 ]; then
   if ! command -v apt-get >/dev/null 2>&1; then
@@ -47,7 +49,7 @@ if [ "${#apt_packages[@]}" -gt 0 ]; then
   ${sudo[@]+"${sudo[@]}"} env DEBIAN_FRONTEND=noninteractive \
     apt-get install -y --no-install-recommends "${apt_packages[@]}"
 else
-  echo "install-bindings: C++ compiler and nlohmann/json found"
+  echo "install-bindings: C++ compiler, nlohmann/json and unzip found"
 fi
 
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then

@@ -7,6 +7,9 @@ that the suite can check that each rule id in spec.md is produced by some test.
 from __future__ import annotations
 
 import os
+import shlex
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -15,11 +18,8 @@ from hypothesis import HealthCheck, settings
 from ptn import errors
 
 REPO = Path(__file__).resolve().parent.parent
-# ../shared/conformance/jsontestsuite beside the checkout; PTN_JSONTESTSUITE overrides.
-JSONTESTSUITE = Path(
-    os.environ.get("PTN_JSONTESTSUITE")
-    or REPO.parent / "shared" / "conformance" / "jsontestsuite" / "test_parsing"
-)
+# Vendored (see tests/jsontestsuite/ORIGIN.md): the suite needs nothing outside the checkout.
+JSONTESTSUITE = Path(__file__).resolve().parent / "jsontestsuite" / "test_parsing"
 RAISED_RULES: set[str] = set()
 
 settings.register_profile(
@@ -69,3 +69,76 @@ def jsontestsuite() -> Path:
     if not JSONTESTSUITE.is_dir():
         pytest.fail(f"JSONTestSuite not found at {JSONTESTSUITE}")
     return JSONTESTSUITE
+
+
+def missing_toolchain(what: str) -> None:
+    """Skip locally; fail in CI, where .ci/run installs every toolchain the tests use."""
+    message = f"{what}; see docs/bindings.md or run .ci/install-bindings.sh"
+    if os.environ.get("CI"):
+        pytest.fail(f"toolchain missing in CI: {message}")
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def cxx() -> list[str]:
+    """The C++ compiler command (with $PTN_CXXFLAGS), once nlohmann/json is known to be there."""
+    compiler = shlex.split(os.environ.get("CXX") or "g++")
+    if shutil.which(compiler[0]) is None:
+        missing_toolchain(f"no C++ compiler `{compiler[0]}`")
+    command = [*compiler, *shlex.split(os.environ.get("PTN_CXXFLAGS", ""))]
+    probe = subprocess.run(
+        [*command, "-std=c++17", "-x", "c++", "-fsyntax-only", "-"],
+        input="#include <nlohmann/json.hpp>\n",
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if probe.returncode != 0:
+        missing_toolchain("nlohmann/json.hpp not found (apt-get install nlohmann-json3-dev)")
+    return command
+
+
+@pytest.fixture(scope="session")
+def node() -> str:
+    """node, with generated/typescript installed (npm ci) and built (tsc)."""
+    from ptn.conformance.runners import typescript_runner
+
+    found = shutil.which("node")
+    if found is None or shutil.which("npm") is None:
+        missing_toolchain("Node.js >= 20 with npm not found")
+        raise AssertionError  # unreachable; for type checkers
+    version = subprocess.run([found, "--version"], capture_output=True, text=True, check=False)
+    if int(version.stdout.strip().lstrip("v").split(".")[0] or 0) < 20:
+        missing_toolchain(f"Node.js >= 20 needed, found {version.stdout.strip()}")
+    typescript_runner()  # npm ci / tsc when needed; a failure here is a real failure
+    return found
+
+
+@pytest.fixture(scope="session")
+def unzip() -> str:
+    """unzip, which the docs use to pipe a member into the examples."""
+    found = shutil.which("unzip")
+    if found is None:
+        missing_toolchain("unzip not found (apt-get install unzip)")
+        raise AssertionError  # unreachable; for type checkers
+    return found
+
+
+@pytest.fixture(scope="session")
+def fresh_clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the files a fresh clone has (`git ls-files`), with no ../shared beside it.
+
+    Tests that build or run commands "as a new user would" work here, never in the checkout.
+    """
+    if shutil.which("git") is None or not (REPO / ".git").exists():
+        missing_toolchain("not a git checkout (or no git): cannot tell which files a clone has")
+    listed = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True
+    ).stdout.decode()
+    root = tmp_path_factory.mktemp("fresh") / "ptn"
+    for rel in filter(None, listed.split("\0")):
+        source = REPO / rel
+        if source.is_file():  # a file deleted in the work tree but not yet in the index
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, root / rel)
+    return root

@@ -8,64 +8,29 @@ CI (``CI`` set) a missing toolchain fails them instead.
 from __future__ import annotations
 
 import json
-import os
+import re
 import shlex
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from ptn.codegen import render_all, stale_files, write_all
-from ptn.conformance.runners import CPP_DIR, TS_DIR, typescript_runner
+from ptn.codegen import (
+    binding_outputs,
+    checkout_problem,
+    render_all,
+    stale_files,
+    write_all,
+)
+from ptn.conformance.runners import CPP_DIR, TS_DIR
 
 REPO = Path(__file__).resolve().parent.parent
-LLM_FULL = REPO / "tests" / "vectors" / "metadata" / "valid" / "llm_full.json"
 EXAMPLES = REPO / "examples" / "bindings"
 DOCS = REPO / "docs" / "bindings.md"
 STRICT = ("-std=c++17", "-Wall", "-Wextra", "-Werror")
 MORE_WARNINGS = ("-Wpedantic", "-Wshadow", "-Wconversion")
-WINDOWS = "512 0 512 0\n"
-
-
-def _missing(what: str) -> None:
-    message = f"{what}; see docs/bindings.md or run .ci/install-bindings.sh"
-    if os.environ.get("CI"):
-        pytest.fail(f"toolchain missing in CI: {message}")
-    pytest.skip(message)
-
-
-@pytest.fixture(scope="module")
-def cxx() -> list[str]:
-    """The C++ compiler command (with $PTN_CXXFLAGS), once nlohmann/json is known to be there."""
-    compiler = shlex.split(os.environ.get("CXX") or "g++")
-    if shutil.which(compiler[0]) is None:
-        _missing(f"no C++ compiler `{compiler[0]}`")
-    command = [*compiler, *shlex.split(os.environ.get("PTN_CXXFLAGS", ""))]
-    probe = subprocess.run(
-        [*command, "-std=c++17", "-x", "c++", "-fsyntax-only", "-"],
-        input="#include <nlohmann/json.hpp>\n",
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if probe.returncode != 0:
-        _missing("nlohmann/json.hpp not found (apt-get install nlohmann-json3-dev)")
-    return command
-
-
-@pytest.fixture(scope="module")
-def node() -> str:
-    """node, with generated/typescript installed (npm ci) and built (tsc)."""
-    found = shutil.which("node")
-    if found is None or shutil.which("npm") is None:
-        _missing("Node.js >= 20 with npm not found")
-        raise AssertionError  # unreachable; for type checkers
-    version = subprocess.run([found, "--version"], capture_output=True, text=True, check=False)
-    if int(version.stdout.strip().lstrip("v").split(".")[0] or 0) < 20:
-        _missing(f"Node.js >= 20 needed, found {version.stdout.strip()}")
-    typescript_runner()  # npm ci / tsc when needed; a failure here is a real failure
-    return found
 
 
 def compile_cpp(
@@ -95,16 +60,56 @@ def test_docs_show_the_example_programs_verbatim() -> None:
             assert (EXAMPLES / name).read_text(encoding="utf-8") in text, (doc.name, name)
 
 
-def test_cpp_example_prints_windows(cxx: list[str], tmp_path: Path) -> None:
-    exe = compile_cpp(cxx, EXAMPLES / "read_windows.cpp", tmp_path / "read_windows")
-    assert run([str(exe), str(LLM_FULL)]) == WINDOWS
-    assert run([str(exe), "-"], stdin=LLM_FULL.read_bytes()) == WINDOWS
+def _example_scripts(doc: Path) -> list[str]:
+    """The shell blocks of ``doc`` that build or run an example."""
+    blocks = re.findall(r"^```sh\n(.*?)^```", doc.read_text(encoding="utf-8"), re.M | re.S)
+    return [block for block in blocks if "read_windows" in block]
 
 
-def test_typescript_example_prints_windows(node: str) -> None:
-    assert run([node, str(EXAMPLES / "read_windows.mjs"), str(LLM_FULL)]) == WINDOWS
-    stdin = LLM_FULL.read_bytes()
-    assert run([node, str(EXAMPLES / "read_windows.mjs"), "-"], stdin=stdin) == WINDOWS
+def _commands(script: str) -> list[tuple[tuple[str, ...], str | None]]:
+    """(words, expected output or None) per command, continuations joined, comments dropped."""
+    commands = []
+    for line in script.replace("\\\n", " ").splitlines():
+        prints = re.search(r"#\s*([\d ]+?)\s*$", line)
+        commands.append((tuple(line.split("#")[0].split()), prints and prints[1]))
+    return commands
+
+
+@pytest.mark.parametrize(
+    "script", _example_scripts(DOCS), ids=lambda s: "cpp" if "g++" in s else "typescript"
+)
+def test_docs_example_commands_work_on_a_fresh_clone(
+    script: str, fresh_clone: Path, request: pytest.FixtureRequest
+) -> None:
+    """Run as written from the root of a fresh clone (no dist/, no node_modules/), each block
+    prints, in order, what its all-digit comments say (``# 512 0 512 0``)."""
+    for tool, fixture in (("g++ ", "cxx"), ("node ", "node"), ("unzip ", "unzip")):
+        if tool in script:
+            request.getfixturevalue(fixture)
+    expected = re.findall(r"#\s*([\d ]+?)\s*$", script, re.M)
+    assert expected, "a block that runs an example says what it prints"
+    proc = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script],
+        cwd=fresh_clone,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, f"{script}\n{proc.stdout}\n{proc.stderr}"
+    printed = iter(proc.stdout.splitlines())  # npm's own lines may come in between
+    missing = [line for line in expected if line not in printed]
+    assert missing == [], proc.stdout
+
+
+def test_readme_example_commands_are_the_ones_run_above() -> None:
+    """README's block repeats commands of docs/bindings.md (run by the test above) in their
+    order, with the same output, and keeps every command that prints nothing (the builds)."""
+    tested = [c for script in _example_scripts(DOCS) for c in _commands(script)]
+    (block,) = _example_scripts(REPO / "README.md")
+    readme = _commands(block)
+    remaining = iter(tested)
+    assert all(command in remaining for command in readme), "not in docs/bindings.md's order"
+    assert [c for c in tested if c[1] is None and c not in readme] == []
 
 
 # ---------------------------------------------------------------------------
@@ -251,6 +256,50 @@ def test_typescript_reads_typed_values(node: str, tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------
 # Generated from the schema
 # ---------------------------------------------------------------------------
+
+
+def _ptn(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "ptn", *map(str, args)]
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False)
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    """Files under root (relative path -> bytes), without build products and tool caches."""
+    skip = {"node_modules", "dist", "build", "__pycache__"}
+    paths = (p for p in root.rglob("*") if p.is_file() and not skip & set(p.parts))
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in paths}
+
+
+@pytest.mark.parametrize("language", ["cpp", "typescript"])
+def test_bindings_command_writes_generated_files_and_keeps_yours(
+    language: str, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    mine = out / "mine.txt"
+    out.mkdir()
+    mine.write_text("not ptn's")
+    proc = _ptn("bindings", language, "out", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    expected = _tree(REPO / "generated" / language)
+    assert _tree(out) == {**expected, "mine.txt": b"not ptn's"}
+    first = out / sorted(expected)[0]
+    first.write_text("edited")
+    proc = _ptn("bindings", language, "out", cwd=tmp_path)  # differs: refused, nothing written
+    assert proc.returncode == 2 and "--force" in proc.stderr
+    assert first.read_text() == "edited"
+    assert _ptn("bindings", language, "out", "--force", cwd=tmp_path).returncode == 0
+    assert _tree(out) == {**expected, "mine.txt": b"not ptn's"}
+
+
+def test_binding_outputs_names_a_wrong_language() -> None:
+    with pytest.raises(ValueError, match="language must be one of"):
+        binding_outputs("rust")
+
+
+def test_codegen_outside_a_checkout_names_what_to_run(tmp_path: Path) -> None:
+    problem = checkout_problem(tmp_path)
+    assert problem is not None and "ptn bindings cpp DIR" in problem
+    assert checkout_problem(REPO) is None
 
 
 def test_binding_files_say_do_not_edit() -> None:

@@ -46,3 +46,19 @@ def test_inspect_tour_rows_are_real() -> None:
     out = run("inspect", "examples/tiny-llm.ptn").stdout
     rows = [line for line in README.splitlines() if line.startswith("│ program.")]
     assert rows and all(row in out for row in rows)
+
+
+def test_pre_commit_snippet_is_a_local_hook_like_the_published_one() -> None:
+    """The snippet needs no repository URL, and runs what .pre-commit-hooks.yaml's hook runs."""
+    import yaml  # PyYAML: a dependency of the dev extra's datamodel-code-generator
+
+    block = README.split("## Use in pre-commit", 1)[1].split("```yaml\n", 1)[1].split("```")[0]
+    (repo,) = yaml.safe_load(block)["repos"]
+    (hook,) = repo["hooks"]
+    assert repo["repo"] == "local" and hook["language"] == "system"
+    published = {h["id"]: h for h in yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())}
+    for key in ("name", "entry", "files", "types", "require_serial"):
+        assert hook[key] == published[hook["id"]][key], key
+    entry = hook["entry"].split()
+    assert entry[0] == "ptn"
+    assert run(*entry[1:], "examples/tiny-llm.ptn").returncode == 0

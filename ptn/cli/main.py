@@ -6,6 +6,7 @@ import json
 import sys
 import warnings
 from collections.abc import Sequence
+from pathlib import Path
 
 import click
 
@@ -297,9 +298,15 @@ def _mention_stale_temp_files(paths: Sequence[str]) -> None:
 @cli.command()
 @click.option("--check", is_flag=True, help="Change nothing; exit 1 naming stale files.")
 def codegen(check: bool) -> None:
-    """Regenerate generated/ and spec.md's tables from schema/ (or check they are current)."""
-    from ptn.codegen import render_all, stale_files, write_all
+    """Regenerate generated/ and spec.md's tables from schema/ (or check they are current).
 
+    For a source checkout with the dev extra; elsewhere, `ptn bindings` writes the bindings.
+    """
+    from ptn.codegen import checkout_problem, render_all, stale_files, write_all
+
+    problem = checkout_problem()
+    if problem is not None:
+        raise UsageProblem(problem)
     outputs = render_all()
     if check:
         stale = stale_files(outputs)
@@ -314,6 +321,48 @@ def codegen(check: bool) -> None:
     for rel in changed:
         click.echo(f"wrote {rel}")
     click.echo(f"{len(changed)} of {len(outputs)} generated files changed")
+
+
+_BUILD_HINTS = {
+    "cpp": "compile with: g++ -std=c++17 -I {dir}/include ... (needs nlohmann/json 3.x)",
+    "typescript": "build with: cd {dir} && npm ci && npx tsc   (Node.js >= 20; writes dist/)",
+}
+
+
+@cli.command()
+@click.argument("language", type=click.Choice(sorted(_BUILD_HINTS)))
+@click.argument("directory", type=click.Path(file_okay=False))
+@click.option("--force", is_flag=True, help="Replace files in DIRECTORY whose content differs.")
+def bindings(language: str, directory: str, force: bool) -> None:
+    """Write the C++ or TypeScript metadata binding into DIRECTORY.
+
+    The sources (header-only C++17, or an npm package) are rendered from the schema bundled
+    with ptn: the same files as the repository's generated/cpp/ or generated/typescript/.
+    Other files in DIRECTORY are left alone.
+    """
+    import shlex
+
+    from ptn.cli.report import safe
+    from ptn.codegen import binding_outputs
+
+    root = Path(directory)
+    files = {root / rel: text.encode() for rel, text in binding_outputs(language).items()}
+    try:
+        differ = [p for p, data in files.items() if p.exists() and not _holds(p, data)]
+        if differ and not force:
+            more = f" (and {len(differ) - 1} more)" if len(differ) > 1 else ""
+            raise UsageProblem(f"{safe(str(differ[0]))}{more} exists and differs; --force replaces")
+        for path, data in files.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+    except OSError as err:
+        raise UsageProblem(f"cannot write into {safe(directory)}: {err}") from None
+    click.echo(f"wrote {len(files)} files into {safe(directory)}")
+    click.echo(_BUILD_HINTS[language].format(dir=safe(shlex.quote(directory))))
+
+
+def _holds(path: Path, data: bytes) -> bool:
+    return path.is_file() and path.read_bytes() == data
 
 
 @cli.command()

@@ -14,7 +14,12 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from hypothesis import strategies as st
+try:
+    from hypothesis import strategies as st
+except ImportError as err:  # hypothesis is the `testing` extra, not a dependency of ptn
+    raise ImportError(
+        "ptn.testing needs hypothesis: pip install 'ptn-tools[testing]'", name=err.name
+    ) from err
 
 from ptn.limits import INT64_MAX, INT64_MIN
 from ptn.schemas import load_schema

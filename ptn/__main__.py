@@ -1,0 +1,6 @@
+"""``python -m ptn`` runs the ``ptn`` command (the same as ``python -m ptn.cli``)."""
+
+from ptn.cli.main import main
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,130 @@
+"""The wheel alone is enough: built from a fresh clone, installed with its declared
+dependencies in a new venv outside the repository, and used from a directory outside it.
+
+Nothing here may import the checkout's ptn: every command runs the venv's own interpreter
+or script, from a working directory outside the repository, without PYTHONPATH.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import ptn
+
+REPO = Path(__file__).resolve().parent.parent
+LLM_FULL = REPO / "tests" / "vectors" / "metadata" / "valid" / "llm_full.json"
+STRICT = ("-std=c++17", "-Wall", "-Wextra", "-Werror", "-Wpedantic", "-Wshadow", "-Wconversion")
+
+
+class Installed:
+    """A venv holding only the wheel and what it declares, and a working directory outside."""
+
+    def __init__(self, venv: Path, work: Path) -> None:
+        self.venv, self.work = venv, work
+        self.bin = venv / "bin"
+        self.env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+        self.env.update(VIRTUAL_ENV=str(venv), PATH=f"{self.bin}{os.pathsep}{os.environ['PATH']}")
+
+    def run(self, *cmd: str | Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(c) for c in cmd],
+            cwd=self.work,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+
+    def ptn(self, *args: str | Path) -> subprocess.CompletedProcess[str]:
+        return self.run(self.bin / "ptn", *args)
+
+    def python(self, *args: str | Path) -> subprocess.CompletedProcess[str]:
+        return self.run(self.bin / "python", *args)
+
+
+def _checked(cmd: list[str | Path]) -> None:
+    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, f"{cmd}\n{proc.stdout}\n{proc.stderr}"
+
+
+@pytest.fixture(scope="module")
+def installed(fresh_clone: Path, tmp_path_factory: pytest.TempPathFactory) -> Installed:
+    tmp = tmp_path_factory.mktemp("wheel")
+    dist, venv, work = tmp / "dist", tmp / "venv", tmp / "work"
+    # Built with this environment's setuptools (the dev extra pins one that builds wheels):
+    # an isolated build would install setuptools again on every run.
+    pip = [sys.executable, "-m", "pip"]
+    _checked([*pip, "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", dist, fresh_clone])
+    (wheel,) = dist.glob("*.whl")
+    assert wheel.name == f"ptn_tools-{ptn.__version__}-py3-none-any.whl"
+    # No system site-packages, no pip of its own (this pip installs into it): only the wheel
+    # and the dependencies it declares, from the package index.
+    _checked([sys.executable, "-m", "venv", "--without-pip", venv])
+    _checked([*pip, "--python", venv / "bin" / "python", "install", "--no-compile", "-q", wheel])
+    work.mkdir()
+    return Installed(venv, work)
+
+
+def test_the_venv_imports_the_wheel_not_the_checkout(installed: Installed) -> None:
+    proc = installed.python("-c", "import ptn, ptn_generated; print(ptn.__file__)")
+    assert proc.returncode == 0, proc.stderr
+    assert Path(proc.stdout.strip()).is_relative_to(installed.venv), proc.stdout
+
+
+def test_validate_and_python_m_ptn(installed: Installed) -> None:
+    good = installed.work / "model.ptn"
+    good.write_bytes((REPO / "examples" / "tiny-llm.ptn").read_bytes())
+    bad = installed.work / "bad.ptn"
+    bad.write_bytes((REPO / "invalid-examples" / "bad-token-id.ptn").read_bytes())
+    assert installed.ptn("validate", "model.ptn").returncode == 0
+    assert installed.python("-m", "ptn", "validate", "model.ptn").returncode == 0
+    proc = installed.python("-m", "ptn", "validate", "bad.ptn")
+    assert proc.returncode == 1 and "llm-token-id-out-of-range" in proc.stdout
+    report = json.loads(installed.ptn("validate", "--json", "model.ptn").stdout)
+    assert report["tool_version"] == ptn.__version__
+
+
+def test_codegen_outside_a_checkout_says_what_to_do(installed: Installed) -> None:
+    proc = installed.ptn("codegen", "--check")
+    assert proc.returncode == 2
+    assert "ptn bindings cpp DIR" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_testing_helpers_name_their_extra(installed: Installed) -> None:
+    proc = installed.python("-c", "import ptn.testing.strategies")
+    assert proc.returncode == 1
+    assert "pip install 'ptn-tools[testing]'" in proc.stderr
+
+
+def _same_files(written: Path, generated: Path) -> None:
+    def files(root: Path) -> dict[Path, bytes]:
+        paths = (p for p in root.rglob("*") if p.is_file())
+        return {p.relative_to(root): p.read_bytes() for p in paths}
+
+    ignored = {"node_modules", "dist", "build"}  # build products in the checkout
+    expected = {rel: data for rel, data in files(generated).items() if not ignored & set(rel.parts)}
+    assert files(written) == expected
+
+
+def test_cpp_bindings_compile_and_read(installed: Installed, cxx: list[str]) -> None:
+    proc = installed.ptn("bindings", "cpp", "ptn-cpp")
+    assert proc.returncode == 0, proc.stderr
+    out = installed.work / "ptn-cpp"
+    _same_files(out, REPO / "generated" / "cpp")
+    exe = installed.work / "read_windows"
+    source = REPO / "examples" / "bindings" / "read_windows.cpp"
+    _checked([*cxx, *STRICT, "-I", out / "include", source, "-o", exe])
+    assert installed.run(exe, LLM_FULL).stdout == "512 0 512 0\n"
+
+
+def test_typescript_bindings_are_the_package(installed: Installed) -> None:
+    proc = installed.python("-m", "ptn", "bindings", "typescript", "ptn-ts")
+    assert proc.returncode == 0, proc.stderr
+    assert "npm ci && npx tsc" in proc.stdout
+    _same_files(installed.work / "ptn-ts", REPO / "generated" / "typescript")
