@@ -33,7 +33,7 @@ MIB = 1 << 20
 
 def _command(lang: str) -> list[str]:
     if lang == "python":
-        code = "import sys; from ptn.conformance.runners import run_python; run_python(sys.argv[1:])"
+        code = "import sys; from ptn.conformance.runners import run_python as r; r(sys.argv[1:])"
         return [sys.executable, "-c", code]
     if lang == "cpp":
         return [str(cpp_runner())]
@@ -71,7 +71,8 @@ def memory(mib: int, langs: list[str]) -> None:
                 cells.append(f"{(peak - floor[lang]) / real:.1f}x")
             path.unlink()
             print(f"| {name} | " + " | ".join(cells) + " |")
-    print("\nfloor (peak RSS on `{}`): " + ", ".join(f"{k} {v / MIB:.0f} MiB" for k, v in floor.items()))
+    floors = ", ".join(f"{k} {v / MIB:.0f} MiB" for k, v in floor.items())
+    print(f"\nfloor (peak RSS on `{{}}`): {floors}")
 
 
 def _best(fn: Callable[[], object], runs: int = 3) -> float:

@@ -183,9 +183,7 @@ def _decode(decoder: json.JSONDecoder, text: str, cut: int | None = None) -> Any
 # Possessive quantifiers keep no backtracking state (constant memory); a string may run
 # unterminated to the end, so a match never fails part-way and restarts inside a string
 # (which made the old pattern quadratic). No match: no bracket is left outside strings.
-_NEXT_BRACKET = re.compile(
-    r'(?:[^"\[\]{}]++|"(?:[^"\\]++|\\[\s\S])*+(?:"|\\?\Z))*+[\[\]{}]'
-)
+_NEXT_BRACKET = re.compile(r'(?:[^"\[\]{}]++|"(?:[^"\\]++|\\[\s\S])*+(?:"|\\?\Z))*+[\[\]{}]')
 
 
 def _check_parse_cap(decoder: json.JSONDecoder, text: str) -> None:

@@ -136,7 +136,9 @@ def huge_zero_element_tensor() -> bytes:
 
 def bool_tensor(values: bytes) -> bytes:
     """A BOOL tensor holding ``values`` as its bytes (valid only for 0 and 1)."""
-    header = {"m": {"dtype": "BOOL", "shape": [len(values)], "data_offsets": [0, len(values)]}}
+    header: dict[str, object] = {
+        "m": {"dtype": "BOOL", "shape": [len(values)], "data_offsets": [0, len(values)]}
+    }
     return package({"program.safetensors": safetensors(header, values)})
 
 
