@@ -123,7 +123,7 @@ def safetensors(header: dict[str, object], data: bytes = b"") -> bytes:
 def bad_aliases(entries: int) -> bytes:
     """A package whose aliases.json maps ``entries`` aliases to an owner that is no tensor."""
     st = safetensors({"w": {"dtype": "U8", "shape": [1], "data_offsets": [0, 1]}}, b"\x00")
-    body = ("{" + ",".join(f'"a{i}":"missing"' for i in range(entries)) + "}").encode()
+    body = ("{" + ",".join(f'"{i:x}":"m"' for i in range(entries)) + "}").encode()
     return package({"program.safetensors": st, "aliases.json": body})
 
 
