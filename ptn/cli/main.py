@@ -40,7 +40,7 @@ def cli() -> None:
     "--jobs",
     type=click.IntRange(min=1),
     default=None,
-    help="Worker processes (default: number of CPUs).",
+    help="Worker processes (default: number of CPUs; more than 4x that is a usage error).",
 )
 @click.option(
     "--time-limit",
@@ -62,8 +62,13 @@ def validate(
     Exit status: 0 all valid, 1 some invalid, 2 usage or I/O problem.
     """
     from ptn.cli.report import apply_strict, dumps_report, is_valid, text_report
-    from ptn.cli.runner import default_jobs, find_packages, run_all
+    from ptn.cli.runner import default_jobs, find_packages, max_jobs, run_all
 
+    if jobs is not None and jobs > max_jobs():
+        raise UsageProblem(
+            f"-j {jobs} is more than {max_jobs()} (4 per CPU, {default_jobs()} CPUs): each "
+            "worker holds a file in memory; use at most that many"
+        )
     files, problems = find_packages(paths)
     for problem in problems:
         click.echo(f"ptn validate: {problem}", err=True)
