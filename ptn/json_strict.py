@@ -75,11 +75,14 @@ def _int_token(token: str) -> int:
     return -value if token[0] == "-" else value
 
 
-# (unique_names, digits counted here) -> decoder. unique_names=False is RFC 8259 alone:
-# duplicate names are grammatical there (it only says they SHOULD be unique). Overflowed
-# floats are found afterwards by _scan, which is cheaper than a Python call per float token.
-# While the interpreter's int() limit is MAX_INT_DIGITS, C's int() applies exactly the
-# spec's bound and is 2.5x faster than a Python call per integer token.
+# (names checked, digits counted here) -> decoder. Unchecked names are RFC 8259 alone:
+# duplicate names are grammatical there (it only says they SHOULD be unique); _parse tries
+# that decoder first, since the pairs hook builds a tuple per name (a document of millions
+# of names then costs ~5x its size more), and only needs the checking one when names and
+# name separators do not add up. Overflowed floats are found afterwards by _scan, which is
+# cheaper than a Python call per float token. While the interpreter's int() limit is
+# MAX_INT_DIGITS, C's int() applies exactly the spec's bound and is 2.5x faster than a
+# Python call per integer token.
 _DECODERS = {
     (unique, counted): json.JSONDecoder(
         object_pairs_hook=_object if unique else None,
@@ -91,8 +94,27 @@ _DECODERS = {
 }
 
 
-def _decoder(unique_names: bool) -> json.JSONDecoder:
-    return _DECODERS[unique_names, sys.get_int_max_str_digits() != MAX_INT_DIGITS]
+def _decoder(check_names: bool) -> json.JSONDecoder:
+    return _DECODERS[check_names, sys.get_int_max_str_digits() != MAX_INT_DIGITS]
+
+
+def _name_count(value: Any) -> int:
+    """How many names the objects of ``value`` hold, all levels (no recursion)."""
+    total = 0
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if type(node) is dict:
+            total += len(node)
+            children: Any = node.values()
+        elif type(node) is list:
+            children = node
+        else:
+            continue
+        types = set(map(type, children))
+        if dict in types or list in types:
+            stack.extend(c for c in children if type(c) is dict or type(c) is list)
+    return total
 
 
 def _scan(node: list[Any] | dict[str, Any], depth: int) -> PtnError | None:
@@ -270,10 +292,21 @@ def _parse(
     del view
     decoder = _decoder(unique_names)
     try:
-        value = _decode(decoder, text)
+        value = _decode(_decoder(False), text)
     except PtnError:
         _check_parse_cap(decoder, text)
+        if unique_names:
+            _decode(decoder, text)  # a duplicate name before the error comes first
         raise
+    # Every ':' outside strings separates one name from its value: if as many names
+    # survived, no object lost a duplicate (and no string held a ':').
+    if unique_names and text.count(":") != _name_count(value):
+        del value  # not two trees at once
+        try:
+            value = _decode(decoder, text)
+        except PtnError:
+            _check_parse_cap(decoder, text)
+            raise
     if type(value) is float and value in _INFINITIES:
         raise PtnError("json-number-overflow", "the number overflows binary64 to infinity")
     if _ESCAPED_SURROGATE.search(text):
