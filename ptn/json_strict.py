@@ -98,8 +98,10 @@ def _decoder(check_names: bool) -> json.JSONDecoder:
     return _DECODERS[check_names, sys.get_int_max_str_digits() != MAX_INT_DIGITS]
 
 
-def _name_count(value: Any) -> int:
+def _name_count(value: Any, text: str) -> int:
     """How many names the objects of ``value`` hold, all levels (no recursion)."""
+    if type(value) is dict and text.count("{") == 1:
+        return len(value)  # one object (metadata, aliases): no walk over its lists
     total = 0
     stack = [value]
     while stack:
@@ -300,7 +302,7 @@ def _parse(
         raise
     # Every ':' outside strings separates one name from its value: if as many names
     # survived, no object lost a duplicate (and no string held a ':').
-    if unique_names and text.count(":") != _name_count(value):
+    if unique_names and text.count(":") != _name_count(value, text):
         del value  # not two trees at once
         try:
             value = _decode(decoder, text)
