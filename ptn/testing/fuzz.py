@@ -88,7 +88,7 @@ def bases() -> dict[str, bytes]:
     return {
         "program-only": _save(),
         "constants": _save(constants={"a": np.arange(4), "b": np.arange(4)}),
-        "metadata-only": _save(metadata={"get_max_seq_len": 8}),
+        "just-metadata": _save(metadata={"get_max_seq_len": 8}),
         "full": full,
         "zip64": _zip64(full),
         "by-zipfile": _by_zipfile(full),
