@@ -196,8 +196,10 @@ def _decode(decoder: json.JSONDecoder, text: str, cut: int | None = None) -> Any
         raise too_deep from None
     except PtnError:
         raise
-    except ValueError as exc:  # C's int() at its limit, which is then MAX_INT_DIGITS
-        raise PtnError("json-number-overflow", f"number too long to represent: {exc}") from None
+    except ValueError:  # C's int() at its limit, which is then MAX_INT_DIGITS
+        raise PtnError(
+            "json-number-overflow", f"an integer has more than {MAX_INT_DIGITS} digits"
+        ) from None
     if cut is not None:
         raise too_deep
     return value

@@ -371,3 +371,19 @@ def test_every_hostile_seed_is_checked(name: str) -> None:
     report = check_bytes(hostile.seeds()[name])
     valid = name in {"float-list", "many-names"}
     assert report.valid == valid, report.findings
+
+
+def test_fuzz_run_saves_each_finding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import ptn.testing.fuzz as fuzz
+
+    def broken(data: bytes) -> None:
+        if b"PK" in data:
+            raise KeyError("a bug")
+
+    monkeypatch.setattr(fuzz, "check_bytes", broken)
+    said: list[str] = []
+    assert fuzz.run(0.001, tmp_path, say=said.append) >= 1
+    saved = sorted(tmp_path.glob("*.ptn"))
+    assert saved and b"PK" in saved[0].read_bytes()
+    assert "KeyError" in saved[0].with_suffix(".txt").read_text()
+    assert any(line.startswith("finding:") for line in said)

@@ -4,8 +4,10 @@
 
 Every finding (an exception other than PtnError, validate and load disagreeing, or an
 input slower than the deadline) is written to --out as <hash>.ptn plus <hash>.txt (the
-traceback). Make each one a regression test (tests/test_fuzz.py shows how) before fixing
-it. Exit status 1 if there was any finding. See ptn/testing/fuzz.py for the property.
+traceback). Make each one a regression test before fixing it: a builder in
+ptn/testing/hostile.py added to ``seeds()`` (tests/test_bounds.py then checks it, and later
+fuzzing starts from it), or an entry of FORGED in tests/test_hostile.py. Exit status 1 if
+there was any finding. See ptn/testing/fuzz.py for the property.
 """
 
 from __future__ import annotations
