@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import xxhash
 
-from ptn.errors import Finding, PtnError, pointer
+from ptn.errors import Finding, FindingBudget, PtnError, pointer
 from ptn.json_strict import dumps_json, parse_json
 from ptn.tensors import METADATA_KEY, dtype_of, tensor_bytes
 
@@ -49,7 +49,7 @@ def read_aliases(
             "aliases-not-object", "aliases.json is not a JSON object", member=MEMBER, pointer=""
         )
     keys = tensor_keys if isinstance(tensor_keys, (set, frozenset, dict)) else set(tensor_keys)
-    findings: list[Finding] = []
+    findings = FindingBudget()  # a million bad entries must not cost a million findings
     if not value:
         findings.append(
             Finding("aliases-empty", "warning", MEMBER, "", "empty aliases.json: omit the member")
@@ -57,11 +57,13 @@ def read_aliases(
     aliases: dict[str, str] = {}
     for alias, owner in value.items():
         rule, message = _entry_problem(alias, owner, keys)
-        if rule:
+        if not rule:
+            aliases[alias] = owner
+        elif findings.room(rule, "error"):
             findings.append(Finding(rule, "error", MEMBER, pointer(alias), message))
         else:
-            aliases[alias] = owner
-    return aliases, findings
+            findings.skip(rule, "error")
+    return aliases, findings.finish()
 
 
 def dumps_aliases(aliases: Mapping[str, str]) -> bytes:

@@ -1,7 +1,7 @@
 """How ptn replaces a user's file: atomically, interrupt-safe, keeping what the file was.
 
 Every write (``ptn.save``, a metadata rewrite) goes through :func:`replace_file`,
-so the guarantees of spec.md section 10 hold in one place:
+so the guarantees of spec.md section 11 hold in one place:
 
 - the new content goes to a temporary file beside the destination, named
   ``.NAME.XXXXXXXX.tmp`` (8 hex digits), created with mode ``0o666`` so the

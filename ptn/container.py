@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from isal import isal_zlib
 
-from ptn.errors import Finding, PtnError, Severity
+from ptn.errors import MAX_FINDINGS_PER_RULE, Finding, PtnError, Severity
 
 if TYPE_CHECKING:  # collections.abc.Buffer is 3.12+; annotations are never evaluated
     from typing_extensions import Buffer
@@ -44,8 +44,6 @@ CRC_CHUNK = 16 << 20
 """CRC-32 is computed over slices of this size: big enough to amortise calls, small for cache."""
 ALIGN_EXTRA_ID = 0xA11E
 """Private extra-field id whose zero payload pads a local header to align the data."""
-MAX_FINDINGS_PER_RULE = 100
-"""Findings listed per rule; a hostile directory of 2**20 bad entries must not cost gigabytes."""
 
 _EOCD_SEARCH = 22 + 0xFFFF  # end record plus the longest possible comment
 _SIG_LFH = b"PK\x03\x04"
@@ -189,6 +187,7 @@ class _Reader:
                         None,
                         f"{count - MAX_FINDINGS_PER_RULE} more findings of this rule "
                         "are not listed",
+                        more=count - MAX_FINDINGS_PER_RULE,
                     )
                 )
         return self.findings

@@ -6,10 +6,16 @@ branch on them, reports print them, and tests match them against spec.md.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
 Severity = Literal["error", "warning"]
+
+# The findings budget of one file (spec.md, threat model): a hostile file can break one
+# rule a million times, and listing each would cost memory and output in proportion.
+MAX_FINDINGS_PER_RULE = 100
+MAX_FINDINGS_PER_FILE = 1000
 
 
 def escape_pointer_token(token: str) -> str:
@@ -67,6 +73,8 @@ class Finding:
     member: str | None
     pointer: str | None
     message: str
+    # A summary stands for this many findings of its rule that were not listed.
+    more: int = field(default=0, compare=False)
 
     def to_json(self) -> dict[str, str | None]:
         return {
@@ -76,6 +84,77 @@ class Finding:
             "pointer": self.pointer,
             "message": self.message,
         }
+
+
+class FindingBudget:
+    """At most ``per_rule`` findings of each (rule, severity) and ``total`` in all.
+
+    Findings past the budget are only counted; ``summaries()`` gives one finding per
+    rule that lost some, saying how many. A summary from an inner budget (``more`` > 0)
+    is merged into this one's count, so nested layers report one number per rule.
+    """
+
+    def __init__(
+        self, per_rule: int = MAX_FINDINGS_PER_RULE, total: int = MAX_FINDINGS_PER_FILE
+    ) -> None:
+        self.per_rule = per_rule
+        self.total = total
+        self.kept: list[Finding] = []
+        self._listed: dict[tuple[str, Severity], int] = {}
+        self._left_out: dict[tuple[str, Severity], int] = {}
+        self._count = 0
+
+    def room(self, rule: str, severity: Severity) -> bool:
+        """Would the next finding of ``rule`` be listed? (Saves building one that is not.)"""
+        return self._listed.get((rule, severity), 0) < self.per_rule and self._count < self.total
+
+    def skip(self, rule: str, severity: Severity, n: int = 1) -> None:
+        """Count ``n`` findings of ``rule`` that are not listed."""
+        key = (rule, severity)
+        self._left_out[key] = self._left_out.get(key, 0) + n
+
+    def admit(self, finding: Finding) -> bool:
+        """Count ``finding``; True if it is to be listed."""
+        rule, severity = finding.rule, finding.severity
+        if finding.more == 0 and self.room(rule, severity):
+            key = (rule, severity)
+            self._listed[key] = self._listed.get(key, 0) + 1
+            self._count += 1
+            return True
+        self.skip(rule, severity, finding.more or 1)
+        return False
+
+    def append(self, finding: Finding) -> None:
+        """Keep ``finding`` in ``kept`` if the budget lists it (a list's name: drop-in)."""
+        if self.admit(finding):
+            self.kept.append(finding)
+
+    def summaries(self) -> list[Finding]:
+        return [
+            Finding(
+                rule,
+                severity,
+                None,
+                None,
+                f"{n} more findings of this rule are not listed (at most {self.per_rule} "
+                f"per rule and {self.total} per file are)",
+                more=n,
+            )
+            for (rule, severity), n in self._left_out.items()
+        ]
+
+    def finish(self) -> list[Finding]:
+        """The kept findings, then the summaries."""
+        return self.kept + self.summaries()
+
+
+def within_budget(findings: Iterable[Finding]) -> Iterator[Finding]:
+    """``findings`` cut to one file's budget, streamed, with a summary per cut rule last."""
+    budget = FindingBudget()
+    for finding in findings:
+        if budget.admit(finding):
+            yield finding
+    yield from budget.summaries()
 
 
 @dataclass

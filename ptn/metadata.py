@@ -30,8 +30,10 @@ Stored = Scalar | list[Scalar]
 _NAME = re.compile(tables.NAME_PATTERN)
 _NAME_MAX = tables.NAME_MAX_BYTES
 # Every name at once: the schema's grammar, names joined by NUL (which no name may hold).
+# Atomic groups and a possessive repeat keep no backtracking state per name, so matching
+# millions of names takes constant memory (the plain form took ~20x their size).
 _BODY = tables.NAME_PATTERN.removeprefix("^").removesuffix("(?![\\s\\S])")
-_ALL_NAMES = re.compile(f"(?:{_BODY})(?:\\x00(?:{_BODY}))*")
+_ALL_NAMES = re.compile(f"(?>{_BODY})(?:\\x00(?>{_BODY}))*+")
 _SCALAR_KINDS = {bool: "bool", int: "int", float: "float", str: "str"}
 _SAFE_VALUE_KINDS = {bool, int, float, str, list}
 _SAFE_ITEM_KINDS = {bool, int, float, str}
@@ -67,7 +69,10 @@ def _scalar(value: Any, name: str, *where: int) -> tuple[str, Scalar]:
     kind = _SCALAR_KINDS.get(type(value))
     if kind == "int" and not INT64_MIN <= value <= INT64_MAX:
         raise _error(
-            "metadata-int-out-of-range", f"{value} is outside int64 [-2**63, 2**63-1]", name, *where
+            "metadata-int-out-of-range",
+            f"{_int_text(value)} is outside int64 [-2**63, 2**63-1]",
+            name,
+            *where,
         )
     if kind == "float" and not math.isfinite(value):
         raise _error(
@@ -96,6 +101,13 @@ def _scalar(value: Any, name: str, *where: int) -> tuple[str, Scalar]:
     return kind, value
 
 
+def _int_text(value: int) -> str:
+    """The integer, or its size: str() of a long one fails under a low int-digit limit."""
+    if abs(value) < 10**30:
+        return str(value)
+    return f"an integer of {value.bit_length()} bits"
+
+
 def _value(value: Any, name: str) -> Stored:
     """Check one value; int/float mixes come back as float lists."""
     value = _to_python(value)
@@ -119,7 +131,7 @@ def _value(value: Any, name: str) -> Stored:
 
 
 def _check_name(name: Any) -> None:
-    if not isinstance(name, str) or not _NAME.match(name) or len(name) > _NAME_MAX:
+    if not isinstance(name, str) or len(name) > _NAME_MAX or not _NAME.match(name):
         raise PtnError(
             "metadata-invalid-name",
             f"name {name!r} must be 1..{_NAME_MAX} bytes of dotted identifiers "
@@ -171,14 +183,14 @@ def _flat_and_typed(values: dict[str, Any]) -> bool:
 
     It also vouches for parse_json_fast: no nesting below a list, no infinity. False
     sends the document through the slow path, which names the rule (or normalises
-    an int/float list). Everything here runs as C loops (map, compress, min, max).
+    an int/float list). Everything here runs as C loops (map, compress, min, max) and
+    allocates little in proportion to the document: the names are matched at once by
+    a regex that keeps no state per name, and lists are checked in place, not gathered.
     """
+    if max(map(len, values), default=0) > _NAME_MAX:
+        return False
     joined = "\x00".join(values)
-    if (
-        not _ALL_NAMES.fullmatch(joined)
-        or joined.count("\x00") != len(values) - 1
-        or max(map(len, values), default=0) > _NAME_MAX
-    ):
+    if not _ALL_NAMES.fullmatch(joined) or joined.count("\x00") != len(values) - 1:
         return False
     items = list(values.values())
     types = list(map(type, items))
@@ -190,13 +202,25 @@ def _flat_and_typed(values: dict[str, Any]) -> bool:
         kinds = set(map(type, value))
         if len(kinds) > 1 or not kinds <= _SAFE_ITEM_KINDS:
             return False
-        if int in kinds:
-            ints.extend(value)
-        elif float in kinds:
-            floats.extend(value)
-    if ints and (min(ints) < INT64_MIN or max(ints) > INT64_MAX):
-        return False
-    return not any(map(math.isinf, floats))
+        numbers = ints if int in kinds else floats if float in kinds else None
+        if numbers is None:
+            continue
+        if len(value) <= _GATHER:  # many short lists: one check for all of them
+            numbers.extend(value)
+        elif not _finite_int64(value, numbers is ints):  # a long one: in place, no copy
+            return False
+    return _finite_int64(ints, True) and _finite_int64(floats, False)
+
+
+_GATHER = 4096
+
+
+def _finite_int64(numbers: list[Any], ints: bool) -> bool:
+    if not numbers:
+        return True
+    if ints:
+        return INT64_MIN <= min(numbers) and max(numbers) <= INT64_MAX
+    return not any(map(math.isinf, numbers))
 
 
 def _shallow(value: Any) -> bool:

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ptn.errors import Finding, PtnError, pointer
+from ptn.errors import Finding, FindingBudget, PtnError, pointer
 from ptn.json_strict import dumps_json, parse_json
 
 MEMBER = "program.safetensors"
@@ -26,6 +26,10 @@ METADATA_KEY = "__metadata__"
 MAX_HEADER_BYTES = 64 * 1024 * 1024
 MAX_RANK = 64
 MAX_DIM = 2**31 - 1
+# The non-zero dimensions times the element size must fit int64 (and so numpy's npy_intp,
+# which checks this product even for a zero-element array), so every binding can hold the
+# element count and byte size in an int64.
+MAX_NBYTES = 2**63 - 1
 DATA_ALIGNMENT = 64
 
 _ENTRY_FIELDS = frozenset(("dtype", "shape", "data_offsets"))
@@ -138,16 +142,24 @@ class TensorInfo:
         return prod(self.shape)
 
 
-def _shape_problem(shape: Any) -> str | None:
+def _shape_problem(shape: Any, size: int) -> str | None:
+    """Why ``shape`` (of ``size``-byte elements) is not allowed, or None."""
     if type(shape) is not list and type(shape) is not tuple:
         return "shape must be a list of non-negative integers"
     if len(shape) > MAX_RANK:
         return f"rank {len(shape)} exceeds {MAX_RANK}"
+    nbytes = size
     for dim in shape:
         if type(dim) is not int or dim < 0:
             return f"dimension {dim!r} is not a non-negative integer"
         if dim > MAX_DIM:
             return f"dimension {dim} exceeds {MAX_DIM}"
+        nbytes *= dim or 1
+    if nbytes > MAX_NBYTES:
+        return (
+            f"the non-zero dimensions times the {size}-byte element size exceed 2**63-1 "
+            "(int64, numpy's limit), even if a zero dimension leaves no element"
+        )
     return None
 
 
@@ -200,7 +212,7 @@ def read_header(buf: Any) -> tuple[dict[str, TensorInfo], int, list[Finding]]:
         )
     data_start = 8 + n
     data_len = len(mv) - data_start
-    findings: list[Finding] = []
+    findings = FindingBudget()  # a header of a million bad entries lists 100 per rule
     entries: dict[str, TensorInfo] = {}
     spans: list[tuple[int, int, str]] = []
     all_readable = True
@@ -240,7 +252,9 @@ def read_header(buf: Any) -> tuple[dict[str, TensorInfo], int, list[Finding]]:
             findings.append(
                 _warn("st-complex64", here + "/dtype", "C64: the reference reader rejects it")
             )
-        problem = _shape_problem(entry["shape"])
+        problem = _shape_problem(
+            entry["shape"], ITEMSIZE.get(dtype, 1) if type(dtype) is str else 1
+        )
         if problem or type(entry["shape"]) is not list:
             findings.append(_err("st-bad-shape", here + "/shape", problem or "shape is not a list"))
             ok = False
@@ -302,7 +316,7 @@ def read_header(buf: Any) -> tuple[dict[str, TensorInfo], int, list[Finding]]:
         findings.append(
             _err("st-data-length", "", f"{data_len - reached} bytes after the last tensor")
         )
-    return entries, data_start, findings
+    return entries, data_start, findings.finish()
 
 
 def tensor_view(buf: Any, data_start: int, info: TensorInfo) -> np.ndarray:
@@ -324,7 +338,45 @@ def tensor_view(buf: Any, data_start: int, info: TensorInfo) -> np.ndarray:
             member=MEMBER,
             pointer=pointer(info.key, "data_offsets"),
         )
-    return np.frombuffer(mv, dtype=dt, count=info.numel, offset=start).reshape(info.shape)
+    try:
+        return np.frombuffer(mv, dtype=dt, count=info.numel, offset=start).reshape(info.shape)
+    except ValueError as exc:  # this numpy's own limits (numpy 1.x: at most 32 dimensions)
+        raise PtnError(
+            "st-bad-shape",
+            f"numpy {np.__version__} cannot hold shape {list(info.shape)}: {exc}",
+            member=MEMBER,
+            pointer=pointer(info.key, "shape"),
+        ) from None
+
+
+def bool_findings(buf: Any, data_start: int, entries: Mapping[str, TensorInfo]) -> list[Finding]:
+    """``st-bool-not-0-or-1`` for each BOOL tensor holding a byte other than 0 and 1.
+
+    Deep validation only: it reads the data. Other readers may take any non-zero byte as
+    true, or copy the byte as it is; two readers would then see different values.
+    """
+    mv = _as_bytes(buf)
+    findings = FindingBudget()
+    for key, info in entries.items():
+        if info.dtype != "BOOL" or info.nbytes == 0:
+            continue
+        data = np.frombuffer(mv, dtype=np.uint8, count=info.nbytes, offset=data_start + info.begin)
+        for at in range(0, len(data), _BOOL_CHUNK):  # chunks: argmax's mask stays small
+            chunk = data[at : at + _BOOL_CHUNK]
+            if chunk.max() > 1:
+                bad = at + int(np.argmax(chunk > 1))
+                findings.append(
+                    _err(
+                        "st-bool-not-0-or-1",
+                        pointer(key),
+                        f"element {bad} is the byte {data[bad]}; a BOOL byte must be 0 or 1",
+                    )
+                )
+                break
+    return findings.finish()
+
+
+_BOOL_CHUNK = 16 << 20
 
 
 def plan_layout(
@@ -367,7 +419,7 @@ def plan_layout(
                 pointer=here + "/dtype",
             )
         shape = [int(d) if isinstance(d, np.integer) else d for d in shape]
-        problem = _shape_problem(shape)
+        problem = _shape_problem(shape, ITEMSIZE[dtype])
         if problem:
             raise PtnError("st-bad-shape", problem, member=MEMBER, pointer=here + "/shape")
         size = ITEMSIZE[dtype]

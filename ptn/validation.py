@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from ptn.aliases import read_aliases
 from ptn.atomic import open_regular
 from ptn.container import Member, check_crc, read_members
-from ptn.errors import Finding, PtnError, Report
+from ptn.errors import Finding, PtnError, Report, within_budget
 from ptn.members import ALIASES, METADATA, PTG, SAFETENSORS, membership_findings, ptg_findings
 from ptn.metadata import Metadata
-from ptn.tensors import TensorInfo, read_header
+from ptn.tensors import TensorInfo, bool_findings, read_header
 
 
 @dataclass
@@ -98,7 +98,15 @@ def _member_view(buf: memoryview, member: Member) -> memoryview:
 def iter_findings(
     buf: memoryview, deep: bool = False, parsed: Parsed | None = None
 ) -> Iterator[Finding]:
-    """Every finding for the package in ``buf``: container first, then each member."""
+    """Every finding for the package in ``buf``: container first, then each member.
+
+    Within one findings budget for all layers (at most 100 per rule, 1,000 in all, then
+    one summary per cut rule): a hostile file cannot make the report grow with it.
+    """
+    return within_budget(_findings(buf, deep, parsed))
+
+
+def _findings(buf: memoryview, deep: bool, parsed: Parsed | None) -> Iterator[Finding]:
     parsed = parsed if parsed is not None else Parsed()
     try:
         members, found = read_members(buf)
@@ -133,9 +141,9 @@ def iter_findings(
             yield err.with_member(METADATA).to_finding()
     if deep:
         yield from _crc_findings(buf, members)
-
-
-MAX_CRC_FINDINGS = 100
+        if parsed.tensors:
+            st = _member_view(buf, by_name[SAFETENSORS])
+            yield from bool_findings(st, parsed.data_start, parsed.tensors)
 
 
 def _crc_findings(buf: memoryview, members: list[Member]) -> Iterator[Finding]:
@@ -143,23 +151,16 @@ def _crc_findings(buf: memoryview, members: list[Member]) -> Iterator[Finding]:
 
     Entries that share or overlap data are already errors; checking each of
     them would let 10^5 entries over one large member cost 10^5 full reads.
+    Mismatches are yielded one by one: the findings budget caps them.
     """
     checked_to = 0
-    mismatches = 0
     for member in sorted(members, key=lambda m: (m.data_offset, m.size)):
         if member.data_offset < checked_to:
             continue
         checked_to = member.data_offset + member.size
         finding = check_crc(buf, member)
         if finding is not None:
-            mismatches += 1
-            if mismatches <= MAX_CRC_FINDINGS:
-                yield finding
-    if mismatches > MAX_CRC_FINDINGS:
-        yield Finding(
-            "zip-crc-mismatch", "error", None, None,
-            f"{mismatches - MAX_CRC_FINDINGS} more members with a wrong CRC-32 are not listed",
-        )  # fmt: skip
+            yield finding
 
 
 def validate(

@@ -1,5 +1,5 @@
 """A user's file is sacred: edits are transactions, writes keep what the file was,
-interrupted writes leave the old file and no temporary file (spec.md section 10)."""
+interrupted writes leave the old file and no temporary file (spec.md section 11)."""
 
 from __future__ import annotations
 

@@ -13,29 +13,24 @@ import functools
 import io
 import json
 import os
-import re
 import struct
 import subprocess
 import sys
-import tempfile
 import tracemalloc
-import zipfile
 import zlib
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ptn
 from ptn.container import ZipWriter, read_members
-from ptn.errors import Finding, PtnError, Report
+from ptn.errors import PtnError
 from ptn.members import PTG, SAFETENSORS
+from ptn.testing.fuzz import PROGRAM, bases, check, mutated
 
-PROGRAM = b"\x10\x00\x00\x00NPTG" + bytes(56)
-RULE_ID = re.compile(r"(zip|ptn|ptg|st|aliases|json|metadata|llm)-[a-z0-9]+(-[a-z0-9]+)*")
 DEADLINE_MS = 2000
 HOSTILE = settings(
     deadline=DEADLINE_MS,
@@ -48,148 +43,8 @@ HOSTILE = settings(
 PEAK_BYTES = 4 << 20
 
 
-# -- valid packages of a few shapes ---------------------------------------------------------
-
-
-def _save(**kwargs: Any) -> bytes:
-    with tempfile.TemporaryDirectory() as where:
-        path = Path(where) / "m.ptn"
-        ptn.save(path, kwargs.pop("program", PROGRAM), **kwargs)
-        return path.read_bytes()
-
-
-def _zip64(data: bytes) -> bytes:
-    """The same members rewritten with every size and offset in zip64 fields."""
-    out = io.BytesIO()
-    with zipfile.ZipFile(io.BytesIO(data)) as zf, ZipWriter(out, zip64_limit=0) as zw:
-        for name in zf.namelist():
-            body = zf.read(name)
-            zw.add(name, [body], len(body))
-    return out.getvalue()
-
-
-def _by_zipfile(data: bytes) -> bytes:
-    """The same members written by Python's zipfile: unaligned data, timestamps, no padding."""
-    out = io.BytesIO()
-    with zipfile.ZipFile(io.BytesIO(data)) as src, zipfile.ZipFile(out, "w") as dst:
-        for name in src.namelist():
-            dst.writestr(name, src.read(name))
-    return out.getvalue()
-
-
-@functools.cache
-def bases() -> dict[str, bytes]:
-    constants = {
-        "w": np.arange(12, dtype=np.float32).reshape(3, 4),
-        "w_again": np.arange(12, dtype=np.float32).reshape(3, 4),
-        "ids": np.array([3, 1, 2], np.int64),
-        "scalar": np.array(1.5, np.float16),
-        "empty": np.zeros((0, 3), np.int8),
-        "mask": np.array([True, False]),
-    }
-    metadata = {
-        "get_vocab_size": 10,
-        "get_eos_ids": [1, 2],
-        "get_n_caches": 2,
-        "get_kv_heads": [2, 2],
-        "get_head_dims": [8, 8],
-        "get_windows": [0, 4],
-        "rope_theta": 1e4,
-        "tags": ["a", "é"],
-    }
-    full = _save(constants=constants, metadata=metadata)
-    return {
-        "program-only": _save(),
-        "constants": _save(constants={"a": np.arange(4), "b": np.arange(4)}),
-        "metadata-only": _save(metadata={"get_max_seq_len": 8}),
-        "full": full,
-        "zip64": _zip64(full),
-        "by-zipfile": _by_zipfile(full),
-    }
-
-
-# -- the property checked on every input ----------------------------------------------------
-
-
-def check(path: Path) -> Report:
-    """validate and load behave: Reports, PtnError only, and they agree."""
-    deep = ptn.validate(path, deep=True)
-    assert isinstance(deep, Report)
-    for finding in deep.findings:
-        assert isinstance(finding, Finding)
-        assert RULE_ID.fullmatch(finding.rule), finding
-        assert finding.severity in ("error", "warning")
-        assert isinstance(finding.message, str) and finding.message
-    fast = ptn.validate(path, deep=False)
-    assert {f.rule for f in fast.findings} <= {f.rule for f in deep.findings}
-    try:
-        pkg = ptn.load(path)
-    except PtnError as err:
-        assert not fast.valid, "load raised but fast validation found no error"
-        assert err.rule in {f.rule for f in fast.errors}
-        return deep
-    with pkg:
-        assert fast.valid, "load succeeded on a package fast validation rejects"
-        bytes(pkg.program)
-        for key in pkg.keys():
-            c = pkg.constant(key)
-            assert c.array.nbytes == c.array.size * c.array.itemsize
-            c.array.tobytes()
-        for key in pkg.constants:
-            pkg.constants[key]
-        if pkg.metadata is not None:
-            pkg.metadata.to_dict()
-            pkg.metadata.dumps()
-    return deep
-
-
-def positions(data: bytes) -> st.SearchStrategy[int]:
-    """Anywhere, or just after a zip signature or a member's data start (where fields are)."""
-    anchors = [m.start() for m in re.finditer(b"PK", data)]
-    try:
-        anchors += [m.data_offset for m in read_members(data)[0]]
-    except PtnError:
-        pass
-    near = st.tuples(st.sampled_from(anchors or [0]), st.integers(0, 64)).map(sum)
-    return st.one_of(st.integers(0, max(0, len(data) - 1)), near).map(
-        lambda p: min(p, max(0, len(data) - 1))
-    )
-
-
-INTERESTING = [0, 1, 8, 0x7F, 0xFF, 0xFFFF, 0x10000, 0xFFFFFFFF, 2**31, 2**62, 2**64 - 1]
-
-
-@st.composite
-def mutated(draw: Any) -> bytes:
-    data = bytearray(bases()[draw(st.sampled_from(sorted(bases())))])
-    for _ in range(draw(st.integers(1, 3))):
-        if not data:
-            break
-        at = draw(positions(bytes(data)))
-        kind = draw(st.sampled_from(["flip", "truncate", "insert", "duplicate", "ff-run", "int"]))
-        if kind == "flip":
-            data[at] ^= draw(st.integers(1, 255))
-        elif kind == "truncate":
-            del data[at:]
-        elif kind == "insert":
-            data[at:at] = draw(st.binary(min_size=1, max_size=64))
-        elif kind == "duplicate":
-            end = min(len(data), at + draw(st.integers(1, 200)))
-            to = draw(st.integers(0, len(data)))
-            data[to:to] = data[at:end]
-        elif kind == "ff-run":
-            n = draw(st.integers(1, 64))
-            data[at : at + n] = b"\xff" * len(data[at : at + n])
-        else:
-            width = draw(st.sampled_from([2, 4, 8]))
-            value = draw(st.sampled_from(INTERESTING) | st.integers(0, len(data) + 64))
-            raw = (value % 2 ** (8 * width)).to_bytes(width, "little")
-            data[at : at + width] = raw[: len(data[at : at + width])]
-    return bytes(data)
-
-
 @settings(HOSTILE, max_examples=1000)
-@given(data=mutated())
+@given(data=mutated(bases))
 def test_mutated_packages(tmp_path: Path, data: bytes) -> None:
     path = tmp_path / "fuzz.ptn"
     path.write_bytes(data)

@@ -289,9 +289,14 @@ W = "warning"
         ({"a": entry(offsets=[0, 8, 8])}, 8, [("st-bad-offsets", E, "/a/data_offsets")]),
         ({"a": entry(offsets=[0, 6])}, 6, [("st-size-mismatch", E, "/a/data_offsets")]),
         (
-            {"a": entry(shape=[MAX_DIM] * 3, offsets=[0, 8])},
+            {"a": entry(shape=[MAX_DIM, 2**29], offsets=[0, 8])},
             8,
             [("st-size-mismatch", E, "/a/data_offsets")],
+        ),
+        (  # past int64 bytes: a bad shape, even before the sizes are compared
+            {"a": entry(shape=[MAX_DIM] * 3, offsets=[0, 8])},
+            8,
+            [("st-bad-shape", E, "/a/shape")],
         ),
         (
             {"a": entry(), "b": entry(offsets=[12, 20])},

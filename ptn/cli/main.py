@@ -42,7 +42,7 @@ def cli() -> None:
     "--jobs",
     type=click.IntRange(min=1),
     default=None,
-    help="Worker processes (default: number of CPUs).",
+    help="Worker processes (default: number of CPUs; more than 4x that is a usage error).",
 )
 @click.option(
     "--time-limit",
@@ -65,9 +65,14 @@ def validate(
     Exit status: 0 all valid, 1 some invalid, 2 usage or I/O problem.
     """
     from ptn.cli.report import apply_strict, dumps_report, is_valid, safe, text_report
-    from ptn.cli.runner import default_jobs, find_packages, run_all
+    from ptn.cli.runner import default_jobs, find_packages, max_jobs, run_all
     from ptn.errors import Finding
 
+    if jobs is not None and jobs > max_jobs():
+        raise UsageProblem(
+            f"-j {jobs} is more than {max_jobs()} (4 per CPU, {default_jobs()} CPUs): each "
+            "worker holds a file in memory; use at most that many"
+        )
     files, problems = find_packages(paths)
     for path, problem in problems:
         click.echo(f"ptn validate: {safe(path)}: {problem}", err=True)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import signal
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
+from itertools import islice
 from pathlib import Path
 
 from ptn.errors import Finding
@@ -84,9 +86,17 @@ def run_all(
             if progress:
                 progress()
         return
-    with ProcessPoolExecutor(max_workers=min(jobs, len(files))) as pool:
-        futures = [pool.submit(check_one, path, deep, time_limit) for path in files]
-        for path, future in zip(files, futures, strict=True):
+    workers = min(jobs, len(files))
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        # A window of submitted files, not all of them: results waiting to be yielded in
+        # order stay bounded by the job count, not the number of files.
+        todo = iter(files)
+        window: deque[tuple[str, Future[tuple[str, list[Finding]]]]] = deque(
+            (path, pool.submit(check_one, path, deep, time_limit))
+            for path in islice(todo, 2 * workers)
+        )
+        while window:
+            path, future = window.popleft()
             try:
                 yield future.result()
             except Exception as exc:  # a worker died (killed, out of memory): report, go on
@@ -102,9 +112,20 @@ def run_all(
                         )
                     ],
                 )
+            for following in islice(todo, 1):
+                window.append((following, pool.submit(check_one, following, deep, time_limit)))
             if progress:
                 progress()
 
 
 def default_jobs() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+JOBS_PER_CPU = 4
+
+
+def max_jobs() -> int:
+    """The cap on ``-j``: each worker holds one file's worth of memory (spec.md threat
+    model), so the job count multiplies it; past a few per CPU it only adds memory."""
+    return JOBS_PER_CPU * default_jobs()

@@ -1,0 +1,135 @@
+"""Hostile input: peak memory per binding, and validate time per MiB, as ratios.
+
+    python bench/bench_hostile.py memory [--mib 64] [--langs python,cpp,typescript]
+    python bench/bench_hostile.py time [--mib 4]
+
+``memory``: each large valid metadata.json of ptn.testing.hostile.LARGE_VALID (one float
+list, one int list, short strings, one long string, many names) is parsed by each
+binding's conformance runner in a fresh process; the figure is the peak RSS above that
+runner's peak on ``{}``, divided by the document's size (spec.md promises at most 16x).
+
+``time``: ``ptn.validate`` time per MiB of adversarial files (nesting pre-scan worst
+cases, a huge aliases.json of bad entries) against an ordinary package of the same size
+(a metadata.json of floats), and each file's time against a plain read of its bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from ptn.conformance.runners import cpp_runner, typescript_runner
+from ptn.testing import hostile
+
+MIB = 1 << 20
+
+
+def _command(lang: str) -> list[str]:
+    if lang == "python":
+        code = "import sys; from ptn.conformance.runners import run_python as r; r(sys.argv[1:])"
+        return [sys.executable, "-c", code]
+    if lang == "cpp":
+        return [str(cpp_runner())]
+    return typescript_runner()
+
+
+def _peak_rss(cmd: list[str]) -> int:
+    """Peak RSS in bytes of ``cmd`` run in a fresh child of a fresh measuring process."""
+    probe = (
+        "import resource, subprocess, sys\n"
+        "subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL)\n"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe, *cmd], check=True, capture_output=True, text=True
+    )
+    return int(out.stdout) * 1024  # ru_maxrss is in KiB on Linux
+
+
+def memory(mib: int, langs: list[str]) -> None:
+    size = mib * MIB
+    print(f"| document ({mib} MiB) | " + " | ".join(langs) + " |")
+    print("| --- |" + " --- |" * len(langs))
+    with tempfile.TemporaryDirectory() as where:
+        empty = Path(where) / "empty.json"
+        empty.write_bytes(b"{}")
+        floor = {lang: _peak_rss([*_command(lang), str(empty)]) for lang in langs}
+        for name, build in hostile.LARGE_VALID.items():
+            path = Path(where) / f"{name}.json"
+            path.write_bytes(build(size))
+            real = path.stat().st_size
+            cells = []
+            for lang in langs:
+                peak = _peak_rss([*_command(lang), str(path)])
+                cells.append(f"{(peak - floor[lang]) / real:.1f}x")
+            path.unlink()
+            print(f"| {name} | " + " | ".join(cells) + " |")
+    floors = ", ".join(f"{k} {v / MIB:.0f} MiB" for k, v in floor.items())
+    print(f"\nfloor (peak RSS on `{{}}`): {floors}")
+
+
+def _best(fn: Callable[[], object], runs: int = 3) -> float:
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - start)
+    return min(samples)
+
+
+def timing(mib: int) -> None:
+    import ptn
+
+    size = mib * MIB
+    files: dict[str, bytes] = {
+        "ordinary: metadata float list": hostile.metadata_package(hostile.float_list(size)),
+        "escaped quotes + 901 '['": hostile.metadata_package(
+            hostile.escaped_quotes_then_deep(size // 2)
+        ),
+        "surrogate pair + 900 '['": hostile.metadata_package(hostile.surrogate_then_deep(size)),
+        "aliases.json of bad entries": hostile.bad_aliases(size // 20),
+    }
+    print("| file | MiB | validate s/MiB | vs ordinary | vs plain read |")
+    print("| --- | --- | --- | --- | --- |")
+    base = None
+    with tempfile.TemporaryDirectory() as where:
+        for name, data in files.items():
+            path = Path(where) / "f.ptn"
+            path.write_bytes(data)
+            ptn.validate(path, deep=True)  # warm-up
+            took = _best(lambda p=path: ptn.validate(p, deep=True))  # type: ignore[misc]
+            read = _best(lambda p=path: p.read_bytes())  # type: ignore[misc]
+            per_mib = took / (len(data) / MIB)
+            base = base or per_mib
+            print(
+                f"| {name} | {len(data) / MIB:.1f} | {per_mib * 1e3:.1f} ms | "
+                f"{per_mib / base:.2f}x | {took / read:.0f}x |"
+            )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="what", required=True)
+    mem = sub.add_parser("memory", help="peak memory / document size per binding")
+    mem.add_argument("--mib", type=int, default=64)
+    mem.add_argument("--langs", default="python,cpp,typescript")
+    tim = sub.add_parser("time", help="validate time per MiB, adversarial vs ordinary")
+    tim.add_argument("--mib", type=int, default=4)
+    args = parser.parse_args()
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    if args.what == "memory":
+        memory(args.mib, args.langs.split(","))
+    else:
+        timing(args.mib)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,162 @@
+"""Builders of hostile inputs, sized on demand (so no megabyte file is ever committed).
+
+Each builder returns bytes. The JSON documents stress the strict parser (nesting
+pre-scan worst cases, environment-dependent integers, large valid documents);
+``package`` wraps a member set into a ``.ptn`` so that the whole validator sees
+them. Tests, ``tools/fuzz.py`` (as seeds) and ``bench/bench_hostile.py`` share them.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import struct
+from collections.abc import Callable
+
+from ptn.json_strict import PARSE_DEPTH_CAP
+
+PROGRAM = b"\x10\x00\x00\x00NPTG" + bytes(56)
+
+
+def _fill(head: bytes, item: bytes, tail: bytes, size: int) -> bytes:
+    """``head + item * n + tail`` with ``n`` chosen so the result is about ``size`` bytes."""
+    n = max(1, (size - len(head) - len(tail)) // len(item))
+    return head + item * n + tail
+
+
+def _list(item: bytes, size: int) -> bytes:
+    """``{"a":[item,item,...]}`` of about ``size`` bytes."""
+    body = _fill(b"", item + b",", b"", size - 8)
+    return b'{"a":[' + body[:-1] + b"]}"
+
+
+# -- large valid documents: memory must stay a small multiple of the size ----------------
+
+
+def float_list(size: int) -> bytes:
+    """One list of ~size/4 floats (each a fresh float object in Python)."""
+    return _list(b"0.5", size)
+
+
+def int_list(size: int) -> bytes:
+    """One list of ~size/4 integers above CPython's small-int cache."""
+    return _list(b"300", size)
+
+
+def string_list(size: int) -> bytes:
+    """One list of ~size/5 two-character strings."""
+    return _list(b'"ab"', size)
+
+
+def long_string(size: int) -> bytes:
+    """One string value of ~size bytes."""
+    return b'{"a":"' + b"x" * max(0, size - 8) + b'"}'
+
+
+def many_names(size: int) -> bytes:
+    """An object of ~size/17 distinct names (a million at 16 MiB), each with a small int."""
+    n = max(1, size // 17)
+    return ("{" + ",".join(f'"n{i:010d}":1' for i in range(n)) + "}").encode()
+
+
+LARGE_VALID: dict[str, Callable[[int], bytes]] = {
+    "float-list": float_list,
+    "int-list": int_list,
+    "string-list": string_list,
+    "long-string": long_string,
+    "many-names": many_names,
+}
+
+
+# -- invalid documents whose verdict or cost once depended on more than the bytes --------
+
+
+def escaped_quotes_then_deep(n: int) -> bytes:
+    """An unterminated string of ``n`` escaped quotes, then more '[' than the parse cap.
+
+    A backtracking pre-scan took quadratic time on it; verdict ``json-syntax``.
+    """
+    return b'"' + b'\\"' * n + b"[" * (PARSE_DEPTH_CAP + 1)
+
+
+def surrogate_then_deep(size: int) -> bytes:
+    """Past the parse cap after a long string holding an escaped surrogate pair.
+
+    A regex pre-scan used ~130x the document's size on it; verdict ``json-too-deep``.
+    """
+    filler = max(0, size - 2 * PARSE_DEPTH_CAP - 40)
+    return b'["\\ud83d\\ude00' + b"x" * filler + b'",' + b"[" * PARSE_DEPTH_CAP
+
+
+def overflow_then_deep(extra: int = 0) -> bytes:
+    """``[1e400,`` then ``PARSE_DEPTH_CAP + extra`` nested lists, all closed: json-too-deep."""
+    depth = PARSE_DEPTH_CAP + extra
+    return b"[1e400," + b"[" * depth + b"]" * depth + b"]"
+
+
+def long_int(digits: int) -> bytes:
+    """``{"a": 9...9}``: json-number-overflow past 4,300 digits, else metadata-int-out-of-range."""
+    return b'{"a":' + b"9" * digits + b"}"
+
+
+# -- packages ------------------------------------------------------------------------------
+
+
+def package(members: dict[str, bytes]) -> bytes:
+    """A ``.ptn`` holding ``program.ptg`` plus ``members`` (name -> bytes)."""
+    from ptn.container import ZipWriter
+
+    out = io.BytesIO()
+    with ZipWriter(out) as zw:
+        for name, body in {"program.ptg": PROGRAM, **members}.items():
+            zw.add(name, [body], len(body))
+    return out.getvalue()
+
+
+def safetensors(header: dict[str, object], data: bytes = b"") -> bytes:
+    """A safetensors image with ``header`` taken as given (no checks)."""
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-(8 + len(text)) % 8)
+    return struct.pack("<Q", len(text)) + text + data
+
+
+def bad_aliases(entries: int) -> bytes:
+    """A package whose aliases.json maps ``entries`` aliases to an owner that is no tensor."""
+    st = safetensors({"w": {"dtype": "U8", "shape": [1], "data_offsets": [0, 1]}}, b"\x00")
+    body = ("{" + ",".join(f'"{i:x}":"m"' for i in range(entries)) + "}").encode()
+    return package({"program.safetensors": st, "aliases.json": body})
+
+
+def huge_zero_element_tensor() -> bytes:
+    """Zero elements, but dims whose product in numpy would overflow: st-bad-shape."""
+    shape = [0] + [2**31 - 1] * 3
+    st = safetensors({"w": {"dtype": "F32", "shape": shape, "data_offsets": [0, 0]}})
+    return package({"program.safetensors": st})
+
+
+def bool_tensor(values: bytes) -> bytes:
+    """A BOOL tensor holding ``values`` as its bytes (valid only for 0 and 1)."""
+    header: dict[str, object] = {
+        "m": {"dtype": "BOOL", "shape": [len(values)], "data_offsets": [0, len(values)]}
+    }
+    return package({"program.safetensors": safetensors(header, values)})
+
+
+def metadata_package(document: bytes) -> bytes:
+    return package({"metadata.json": document})
+
+
+def seeds() -> dict[str, bytes]:
+    """Small hostile packages, one per kind of input above: fuzzing seeds."""
+    return {
+        "escaped-quotes-deep": metadata_package(escaped_quotes_then_deep(2_000)),
+        "surrogate-deep": metadata_package(surrogate_then_deep(8_192)),
+        "overflow-deep": metadata_package(overflow_then_deep(5)),
+        "int-4300": metadata_package(long_int(4_300)),
+        "int-4301": metadata_package(long_int(4_301)),
+        "bad-aliases": bad_aliases(300),
+        "zero-element-huge-dims": huge_zero_element_tensor(),
+        "bool-2": bool_tensor(b"\x00\x01\x02"),
+        "float-list": metadata_package(float_list(4_096)),
+        "many-names": metadata_package(many_names(4_096)),
+    }
