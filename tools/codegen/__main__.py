@@ -1,6 +1,7 @@
-"""``python -m tools.codegen``: regenerate generated/ and spec.md's table; ``--check`` only checks.
+"""Regenerate generated/ and spec.md's well-known table from schema/ and bindings/.
 
-Exit status: 0 current (or written), 1 stale (with --check), 2 cannot run here.
+With --check, change nothing. Exit status: 0 current (or written), 1 stale (with --check),
+2 cannot run here. Run from the repository root: python -m tools.codegen [--check]
 """
 
 from __future__ import annotations
