@@ -3,7 +3,8 @@
 #   - nlohmann/json headers (Debian/Ubuntu: nlohmann-json3-dev), only if they are missing;
 #   - g++, only if no C++ compiler ($CXX, default g++) is found;
 #   - unzip, only if missing (the docs' examples pipe a member of a .ptn into them);
-#   - the TypeScript toolchain pinned by generated/typescript/package-lock.json (npm ci).
+#   - the TypeScript toolchain pinned by generated/typescript/package-lock.json (npm ci;
+#     the lock file is edited in bindings/typescript/ and copied by python -m tools.codegen).
 # Node.js >= 20 and npm must already be installed (e.g. actions/setup-node).
 # Extra compiler flags (say -I for a nlohmann/json elsewhere) go in PTN_CXXFLAGS.
 set -euo pipefail

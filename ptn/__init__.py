@@ -1,7 +1,7 @@
 """ptn: read, write and validate .ptn model packages (spec 1.0.0).
 
-Public names are imported lazily (PEP 562): ``ptn codegen`` must run even when
-generated/ is missing or stale, and ``import ptn`` stays cheap for the CLI.
+Public names are imported lazily (PEP 562): the generator (``python -m tools.codegen``)
+must run even when generated/ is missing or stale, and ``import ptn`` stays cheap for the CLI.
 """
 
 from __future__ import annotations

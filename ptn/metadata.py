@@ -1,6 +1,6 @@
 """``metadata.json``: build, parse, validate, write and read typed values.
 
-Validation is driven by tables that ``ptn codegen`` generates from
+Validation is driven by tables that ``python -m tools.codegen`` generates from
 ``schema/metadata.schema.json`` (name grammar, well-known names with their kinds
 and ranges, cross-field rules). The generated pydantic model is the typed view
 (``Metadata.model``); the differential tests hold it, this module and the

@@ -1,6 +1,6 @@
 """Locate and load the bundled JSON Schemas.
 
-The source of truth is ``schema/`` at the repository root; ``ptn codegen``
+The source of truth is ``schema/`` at the repository root; ``python -m tools.codegen``
 copies it into the generated package so that installed wheels carry it too.
 """
 

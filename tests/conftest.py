@@ -101,7 +101,7 @@ def cxx() -> list[str]:
 @pytest.fixture(scope="session")
 def node() -> str:
     """node, with generated/typescript installed (npm ci) and built (tsc)."""
-    from ptn.conformance.runners import typescript_runner
+    from tools.conformance.runners import typescript_runner
 
     found = shutil.which("node")
     if found is None or shutil.which("npm") is None:

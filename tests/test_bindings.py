@@ -1,5 +1,5 @@
-"""The C++ and TypeScript bindings: examples, a warnings-clean header, typed reads, and
-accessors that follow the schema.
+"""The C++ and TypeScript bindings: examples, warnings-clean headers and a strictly typed
+runtime (bindings/ linted as source), typed reads, and accessors that follow the schema.
 
 Without g++ + nlohmann/json or Node.js >= 20 the tests that need them skip locally; in
 CI (``CI`` set) a missing toolchain fails them instead.
@@ -17,16 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from ptn.codegen import (
-    binding_outputs,
-    checkout_problem,
-    render_all,
-    stale_files,
-    write_all,
-)
-from ptn.conformance.runners import CPP_DIR, TS_DIR
+from ptn.bindings import binding_files
+from tools.codegen import render_all, stale_files, write_all
+from tools.conformance.runners import CPP_DIR, TS_DIR
 
 REPO = Path(__file__).resolve().parent.parent
+RUNTIME = REPO / "bindings"
 EXAMPLES = REPO / "examples" / "bindings"
 DOCS = REPO / "docs" / "bindings.md"
 STRICT = ("-std=c++17", "-Wall", "-Wextra", "-Werror")
@@ -180,14 +176,20 @@ llm-cache-geometry-length '/get_windows'
 """
 
 
-def test_cpp_header_is_warning_clean_and_reads_typed_values(cxx: list[str], tmp_path: Path) -> None:
-    include = CPP_DIR / "include"
-    for header in sorted((include / "ptn").glob("*.hpp")):  # each header stands alone
+@pytest.mark.parametrize("include", [RUNTIME / "cpp" / "include", CPP_DIR / "include"])
+def test_every_cpp_header_compiles_alone(cxx: list[str], include: Path) -> None:
+    """The runtime as written in bindings/cpp, and the generated binding, header by header."""
+    headers = sorted((include / "ptn").glob("*.hpp"))
+    assert len(headers) >= 3
+    for header in headers:
         cmd = [*cxx, *STRICT, *MORE_WARNINGS, "-I", str(include), "-x", "c++", "-fsyntax-only"]
         proc = subprocess.run(
             [*cmd, "-"], input=f"#include <ptn/{header.name}>\n", capture_output=True, text=True
         )
-        assert proc.returncode == 0, f"{header.name}:\n{proc.stderr}"
+        assert proc.returncode == 0, f"{header}:\n{proc.stderr}"
+
+
+def test_cpp_header_reads_typed_values(cxx: list[str], tmp_path: Path) -> None:
     source = tmp_path / "typed_reads.cpp"
     source.write_text(CPP_TYPED_READS, encoding="utf-8")
     exe = compile_cpp(cxx, source, tmp_path / "typed_reads")
@@ -246,6 +248,14 @@ json-trailing-data null
 """
 
 
+def test_typescript_runtime_type_checks_as_source(node: str) -> None:
+    """bindings/typescript on its own, under its strict tsconfig (tsc --noEmit)."""
+    tsc = TS_DIR / "node_modules" / "typescript" / "bin" / "tsc"
+    project = RUNTIME / "typescript"
+    assert (project / "tsconfig.json").is_file() and list((project / "src").glob("*.ts"))
+    run([node, str(tsc), "--noEmit", "-p", str(project)])
+
+
 def test_typescript_reads_typed_values(node: str, tmp_path: Path) -> None:
     script = tmp_path / "typed_reads.mjs"
     index = (TS_DIR / "dist" / "index.js").as_uri()
@@ -291,15 +301,9 @@ def test_bindings_command_writes_generated_files_and_keeps_yours(
     assert _tree(out) == {**expected, "mine.txt": b"not ptn's"}
 
 
-def test_binding_outputs_names_a_wrong_language() -> None:
+def test_binding_files_names_a_wrong_language() -> None:
     with pytest.raises(ValueError, match="language must be one of"):
-        binding_outputs("rust")
-
-
-def test_codegen_outside_a_checkout_names_what_to_run(tmp_path: Path) -> None:
-    problem = checkout_problem(tmp_path)
-    assert problem is not None and "ptn bindings cpp DIR" in problem
-    assert checkout_problem(REPO) is None
+        binding_files("rust")
 
 
 def test_binding_files_say_do_not_edit() -> None:
@@ -313,9 +317,9 @@ def test_binding_files_say_do_not_edit() -> None:
 
 
 def test_lock_file_matches_package_json() -> None:
-    outputs = render_all()
-    package = json.loads(outputs["generated/typescript/package.json"])
-    lock = json.loads(outputs["generated/typescript/package-lock.json"])
+    source = RUNTIME / "typescript"
+    package = json.loads((source / "package.json").read_text(encoding="utf-8"))
+    lock = json.loads((source / "package-lock.json").read_text(encoding="utf-8"))
     root = lock["packages"][""]
     assert (lock["name"], lock["version"]) == (package["name"], package["version"])
     assert root.get("dependencies") == package.get("dependencies")
@@ -336,6 +340,7 @@ def regenerated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("repo")
     ignore = shutil.ignore_patterns("node_modules", "build", "dist", "__pycache__")
     shutil.copytree(REPO / "schema", root / "schema")
+    shutil.copytree(RUNTIME, root / "bindings", ignore=ignore)
     shutil.copytree(REPO / "generated", root / "generated", ignore=ignore)
     shutil.copy(REPO / "spec.md", root / "spec.md")
     path = root / "schema" / "metadata.schema.json"

@@ -1,4 +1,5 @@
-"""`ptn codegen`: deterministic, drift-checked, and driven only by the schema."""
+"""`python -m tools.codegen`: deterministic, drift-checked, and driven only by schema/ and
+the binding runtime in bindings/."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ptn.codegen import render_all, stale_files, write_all
+from tools.codegen import render_all, stale_files, write_all
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -27,14 +28,29 @@ def test_generated_files_say_do_not_edit() -> None:
 
 def test_check_command_exits_zero_when_current() -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "ptn.cli", "codegen", "--check"], capture_output=True, text=True
+        [sys.executable, "-m", "tools.codegen", "--check"], cwd=REPO, capture_output=True, text=True
     )
     assert proc.returncode == 0, proc.stderr
+    assert "generated files are current" in proc.stdout
+
+
+def test_ptn_codegen_points_to_the_dev_command() -> None:
+    """The user command no longer regenerates; it says in one line where that went."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "ptn", "codegen", "--check"], capture_output=True, text=True
+    )
+    assert proc.returncode == 2
+    assert len(proc.stderr.splitlines()) == 1, proc.stderr
+    assert "python -m tools.codegen" in proc.stderr and "ptn bindings" in proc.stderr
+    help_text = subprocess.run(
+        [sys.executable, "-m", "ptn", "--help"], capture_output=True, text=True
+    ).stdout
+    assert "bindings" in help_text and "codegen" not in help_text
 
 
 @pytest.fixture
 def repo_copy(tmp_path: Path) -> Path:
-    for name in ("schema", "generated", "spec.md"):
+    for name in ("schema", "bindings", "generated", "spec.md"):
         src = REPO / name
         if src.is_dir():
             shutil.copytree(src, tmp_path / name, ignore=shutil.ignore_patterns("node_modules"))
@@ -56,6 +72,14 @@ def test_new_well_known_name_flows_everywhere(repo_copy: Path) -> None:
     assert "get_rope_base" in outputs["spec.md"]
     write_all(outputs, repo_copy)
     assert stale_files(render_all(repo_copy), repo_copy) == []
+
+
+def test_an_edit_of_the_binding_runtime_makes_its_copy_stale(repo_copy: Path) -> None:
+    source = repo_copy / "bindings" / "cpp" / "include" / "ptn" / "error.hpp"
+    source.write_text(source.read_text() + "// edited\n")
+    outputs = render_all(repo_copy)
+    assert stale_files(outputs, repo_copy) == ["generated/cpp/include/ptn/error.hpp"]
+    assert outputs["generated/cpp/include/ptn/error.hpp"].endswith("// edited\n")
 
 
 def test_stray_file_is_reported_and_never_deleted(repo_copy: Path) -> None:

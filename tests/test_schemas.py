@@ -34,8 +34,8 @@ def test_name_pattern_has_no_trailing_newline_hole() -> None:
 
 
 def test_x_ptn_rules_use_the_closed_vocabulary() -> None:
-    from ptn.codegen.schema_info import RULE_KINDS
     from ptn.rules import KIND_CHECKERS
+    from tools.codegen.schema_info import RULE_KINDS
 
     assert set(KIND_CHECKERS) == set(RULE_KINDS)
     for rule in load_schema("metadata")["x-ptn-rules"]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ptn.conformance.runners import LANGUAGES, run
+from tools.conformance.runners import LANGUAGES, run
 
 VECTORS = Path(__file__).resolve().parent / "vectors" / "metadata"
 MANIFEST = json.loads((VECTORS / "manifest.json").read_text())

@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -25,8 +26,8 @@ STRICT = ("-std=c++17", "-Wall", "-Wextra", "-Werror", "-Wpedantic", "-Wshadow",
 class Installed:
     """A venv holding only the wheel and what it declares, and a working directory outside."""
 
-    def __init__(self, venv: Path, work: Path) -> None:
-        self.venv, self.work = venv, work
+    def __init__(self, wheel: Path, venv: Path, work: Path) -> None:
+        self.wheel, self.venv, self.work = wheel, venv, work
         self.bin = venv / "bin"
         self.env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
         self.env.update(VIRTUAL_ENV=str(venv), PATH=f"{self.bin}{os.pathsep}{os.environ['PATH']}")
@@ -68,7 +69,7 @@ def installed(fresh_clone: Path, tmp_path_factory: pytest.TempPathFactory) -> In
     _checked([sys.executable, "-m", "venv", "--without-pip", venv])
     _checked([*pip, "--python", venv / "bin" / "python", "install", "--no-compile", "-q", wheel])
     work.mkdir()
-    return Installed(venv, work)
+    return Installed(wheel, venv, work)
 
 
 def test_the_venv_imports_the_wheel_not_the_checkout(installed: Installed) -> None:
@@ -90,10 +91,21 @@ def test_validate_and_python_m_ptn(installed: Installed) -> None:
     assert report["tool_version"] == ptn.__version__
 
 
-def test_codegen_outside_a_checkout_says_what_to_do(installed: Installed) -> None:
+def test_the_wheel_has_the_bindings_and_no_dev_tools(installed: Installed) -> None:
+    names = zipfile.ZipFile(installed.wheel).namelist()
+    tops = {name.split("/")[0] for name in names}
+    assert tops == {"ptn", "ptn_generated", f"ptn_tools-{ptn.__version__}.dist-info"}, tops
+    assert not [n for n in names if "codegen" in n or "conformance/" in n or "tools/" in n]
+    for language in ("cpp", "typescript"):
+        shipped = {n.removeprefix(f"ptn/_bindings/{language}/") for n in names}
+        assert set(_files(REPO / "generated" / language)) <= {Path(n) for n in shipped}
+
+
+def test_codegen_says_where_it_went(installed: Installed) -> None:
     proc = installed.ptn("codegen", "--check")
     assert proc.returncode == 2
-    assert "ptn bindings cpp DIR" in proc.stderr and "Traceback" not in proc.stderr
+    assert "python -m tools.codegen" in proc.stderr and "ptn bindings cpp" in proc.stderr
+    assert "Traceback" not in proc.stderr
 
 
 def test_testing_helpers_name_their_extra(installed: Installed) -> None:
@@ -102,14 +114,16 @@ def test_testing_helpers_name_their_extra(installed: Installed) -> None:
     assert "pip install 'ptn-tools[testing]'" in proc.stderr
 
 
-def _same_files(written: Path, generated: Path) -> None:
-    def files(root: Path) -> dict[Path, bytes]:
-        paths = (p for p in root.rglob("*") if p.is_file())
-        return {p.relative_to(root): p.read_bytes() for p in paths}
+def _files(root: Path) -> dict[Path, bytes]:
+    """Files under root (relative path -> bytes), without the checkout's build products."""
+    ignored = {"node_modules", "dist", "build"}
+    paths = (p for p in root.rglob("*") if p.is_file())
+    rels = {p.relative_to(root): p for p in paths}
+    return {rel: p.read_bytes() for rel, p in rels.items() if not ignored & set(rel.parts)}
 
-    ignored = {"node_modules", "dist", "build"}  # build products in the checkout
-    expected = {rel: data for rel, data in files(generated).items() if not ignored & set(rel.parts)}
-    assert files(written) == expected
+
+def _same_files(written: Path, generated: Path) -> None:
+    assert _files(written) == _files(generated)
 
 
 def test_cpp_bindings_compile_and_read(installed: Installed, cxx: list[str]) -> None:

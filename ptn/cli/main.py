@@ -300,32 +300,15 @@ def _mention_stale_temp_files(paths: Sequence[str]) -> None:
         )
 
 
-@cli.command()
-@click.option("--check", is_flag=True, help="Change nothing; exit 1 naming stale files.")
-def codegen(check: bool) -> None:
-    """Regenerate generated/ and spec.md's tables from schema/ (or check they are current).
-
-    For a source checkout with the dev extra; elsewhere, `ptn bindings` writes the bindings.
-    """
-    from ptn.codegen import checkout_problem, render_all, stale_files, write_all
-
-    problem = checkout_problem()
-    if problem is not None:
-        raise UsageProblem(problem)
-    outputs = render_all()
-    if check:
-        stale = stale_files(outputs)
-        for rel in stale:
-            hint = "run `ptn codegen`" if rel in outputs else "no generator writes it: delete it"
-            click.echo(f"stale: {rel} ({hint})", err=True)
-        if stale:
-            sys.exit(1)
-        click.echo(f"generated files are current ({len(outputs)} files)")
-        return
-    changed = write_all(outputs)
-    for rel in changed:
-        click.echo(f"wrote {rel}")
-    click.echo(f"{len(changed)} of {len(outputs)} generated files changed")
+@cli.command(
+    hidden=True, context_settings={"ignore_unknown_options": True, "allow_extra_args": True}
+)
+def codegen() -> None:
+    """Moved out of the user command: say where to (exit 2)."""
+    raise UsageProblem(
+        "`ptn codegen` is now `python -m tools.codegen [--check]`, run in a source checkout; "
+        "`ptn bindings cpp|typescript DIR` writes the C++ and TypeScript bindings anywhere"
+    )
 
 
 _BUILD_HINTS = {
@@ -341,17 +324,16 @@ _BUILD_HINTS = {
 def bindings(language: str, directory: str, force: bool) -> None:
     """Write the C++ or TypeScript metadata binding into DIRECTORY.
 
-    The sources (header-only C++17, or an npm package) are rendered from the schema bundled
-    with ptn: the same files as the repository's generated/cpp/ or generated/typescript/.
-    Other files in DIRECTORY are left alone.
+    The sources (header-only C++17, or an npm package) ship with ptn: the same files as the
+    repository's generated/cpp/ or generated/typescript/. Other files in DIRECTORY are left alone.
     """
     import shlex
 
+    from ptn.bindings import binding_files
     from ptn.cli.report import safe
-    from ptn.codegen import binding_outputs
 
     root = Path(directory)
-    files = {root / rel: text.encode() for rel, text in binding_outputs(language).items()}
+    files = {root / rel: data for rel, data in binding_files(language).items()}
     try:
         differ = [p for p, data in files.items() if p.exists() and not _holds(p, data)]
         if differ and not force:

@@ -1,4 +1,4 @@
-// Metadata conformance runner of the C++ binding (the protocol of ptn.conformance):
+// Metadata conformance runner of the C++ binding (the protocol of tools/conformance):
 //   conformance_runner FILE...
 // prints one line per file, "<path>\tvalid" or "<path>\tinvalid\t<rule-id>".
 #include <exception>

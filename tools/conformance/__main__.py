@@ -1,6 +1,6 @@
 """Conformance driver: run one language's metadata runner over files.
 
-    python -m ptn.conformance --lang python FILE...
+    python -m tools.conformance --lang python FILE...
 
 Every runner prints one line per file, ``<path>\\tvalid`` or
 ``<path>\\tinvalid\\t<rule-id>``, like protobuf's conformance testees. The
@@ -12,11 +12,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ptn.conformance.runners import LANGUAGES, run
+from tools.conformance.runners import LANGUAGES, run
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m ptn.conformance", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m tools.conformance", description=__doc__)
     parser.add_argument("--lang", choices=sorted(LANGUAGES), required=True)
     parser.add_argument("files", nargs="+", metavar="FILE")
     args = parser.parse_args(argv)

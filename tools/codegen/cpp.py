@@ -6,38 +6,39 @@ Layout under generated/cpp/ (users add ``-I generated/cpp/include``):
   well-known names with kinds and ranges, x-ptn-rules) and ``ptn::Metadata`` with one
   accessor per well-known name;
 - ``include/ptn/{error,strict_json,metadata_core}.hpp`` and ``conformance_runner.cpp``:
-  schema-independent runtime, copied verbatim from ``ptn/codegen/templates/cpp_*``.
+  the schema-independent runtime, copied from ``bindings/cpp/`` (where it is edited).
 
-Helpers shared with the TypeScript emitter live in ``ptn/codegen/common.py``.
+Helpers shared with the TypeScript emitter live in ``tools/codegen/common.py``.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from ptn.codegen.common import (
+from ptn.limits import INT64_MIN
+from tools.codegen.common import (
     SCHEMA_SOURCE,
     base_kind,
     check_expressible,
-    copied,
     doc_line,
     enum_members,
     float_bounds,
     header,
     int_bounds,
     kind_doc,
+    runtime_copies,
     unique_accessors,
 )
-from ptn.codegen.schema_info import SchemaInfo, WellKnown
-from ptn.limits import INT64_MIN
+from tools.codegen.schema_info import SchemaInfo, WellKnown
 
-# Runtime files copied verbatim: template name -> path under generated/cpp/.
-CPP_TEMPLATES = {
-    "cpp_error.hpp": "include/ptn/error.hpp",
-    "cpp_strict_json.hpp": "include/ptn/strict_json.hpp",
-    "cpp_metadata_core.hpp": "include/ptn/metadata_core.hpp",
-    "cpp_conformance_runner.cpp": "conformance_runner.cpp",
-}
+# The runtime of bindings/cpp/, copied into generated/cpp/ at the same paths.
+CPP_RUNTIME = (
+    "include/ptn/error.hpp",
+    "include/ptn/strict_json.hpp",
+    "include/ptn/metadata_core.hpp",
+    "conformance_runner.cpp",
+)
 
 CPP_KEYWORDS = frozenset(
     """alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t
@@ -229,8 +230,8 @@ inline Metadata parse_metadata(std::string_view data) {{ return Metadata::parse(
     )
 
 
-def cpp_outputs(info: SchemaInfo) -> dict[str, str]:
-    """Path relative to generated/ -> text, for the C++ target."""
-    outputs = {f"cpp/{dest}": copied(name) for name, dest in CPP_TEMPLATES.items()}
+def cpp_outputs(info: SchemaInfo, root: Path) -> dict[str, str]:
+    """Path relative to generated/ -> text, for the C++ target of the checkout at ``root``."""
+    outputs = runtime_copies(root, "cpp", CPP_RUNTIME)
     outputs["cpp/include/ptn/metadata.hpp"] = emit_metadata_header(info)
     return outputs

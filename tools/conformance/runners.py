@@ -30,7 +30,7 @@ from pathlib import Path
 
 from ptn.errors import PtnError
 from ptn.metadata import Metadata
-from ptn.schemas import REPO_ROOT
+from tools import REPO_ROOT
 
 GENERATED = REPO_ROOT / "generated"
 CPP_DIR = GENERATED / "cpp"
@@ -119,7 +119,7 @@ def _run_step(cmd: Sequence[str], cwd: Path, what: str) -> None:
 def _require_generated(paths: Sequence[Path]) -> None:
     missing = [p for p in paths if not p.is_file()]
     if missing:
-        raise RuntimeError(f"{missing[0]} is missing; run `ptn codegen`")
+        raise RuntimeError(f"{missing[0]} is missing; run `python -m tools.codegen`")
 
 
 def cpp_runner() -> Path:

@@ -1,4 +1,4 @@
-// Metadata conformance runner of the TypeScript binding (the protocol of ptn.conformance):
+// Metadata conformance runner of the TypeScript binding (the protocol of tools/conformance):
 //   node conformance_runner.mjs FILE...
 // prints one line per file, "<path>\tvalid" or "<path>\tinvalid\t<rule-id>".
 // Needs the build: `npm ci && npx tsc` in this directory (writes dist/).

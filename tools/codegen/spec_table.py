@@ -1,11 +1,14 @@
-"""The well-known-name table of spec.md, kept equal to the schema by `ptn codegen`."""
+"""The well-known-name table of spec.md, kept equal to the schema by `python -m tools.codegen`."""
 
 from __future__ import annotations
 
-from ptn.codegen.schema_info import SchemaInfo, WellKnown
 from ptn.limits import INT64_MAX
+from tools.codegen.schema_info import SchemaInfo, WellKnown
 
-BEGIN = "<!-- BEGIN generated well-known table: `ptn codegen` keeps it equal to the schema -->"
+BEGIN = (
+    "<!-- BEGIN generated well-known table: "
+    "`python -m tools.codegen` keeps it equal to the schema -->"
+)
 END = "<!-- END generated well-known table -->"
 KIND_LABELS = {
     "bool": "bool",

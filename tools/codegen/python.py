@@ -7,8 +7,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ptn.codegen.common import header
-from ptn.codegen.schema_info import SchemaInfo
+from tools.codegen.common import header
+from tools.codegen.schema_info import SchemaInfo
 
 PACKAGE = "ptn_generated"
 

@@ -1,0 +1,1 @@
+"""Metadata conformance: one runner per language over the shared corpus (tests/vectors)."""
