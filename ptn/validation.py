@@ -12,6 +12,9 @@ from __future__ import annotations
 import gc
 import mmap
 import os
+import signal
+import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -163,8 +166,35 @@ def _crc_findings(buf: memoryview, members: list[Member]) -> Iterator[Finding]:
             yield finding
 
 
+class _Timeout(Exception):
+    """The time limit of one ``validate`` call ran out."""
+
+
+def _on_alarm(signum: int, frame: object) -> None:
+    raise _Timeout
+
+
+@contextmanager
+def _alarm(seconds: float | None) -> Iterator[None]:
+    """SIGALRM after ``seconds`` when this is the main thread (the only one signals reach)."""
+    if seconds is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def validate(
-    path: str | os.PathLike[str], deep: bool | None = None, *, fast: bool = False
+    path: str | os.PathLike[str],
+    deep: bool | None = None,
+    *,
+    fast: bool = False,
+    time_limit: float | None = None,
 ) -> Report:
     """Check one file against every rule of spec.md; never raises for bad content.
 
@@ -174,13 +204,37 @@ def validate(
     but the CRC-32: the zip directory, the local headers, the safetensors header
     and the JSON members, at a cost that does not grow with the constants.
     I/O problems are reported as a ``ptn-io-error`` finding.
+
+    ``time_limit`` (seconds) stops the check and reports ``ptn-timeout`` with
+    the findings so far. In the main thread a SIGALRM timer interrupts any
+    stage (it replaces a SIGALRM handler for the duration); in other threads
+    the limit is checked between stages only. Costs are bounded without it
+    (spec.md section 10): the limit is for callers with a budget of their own.
     """
     if fast and deep:
         raise ValueError("validate: deep=True and fast=True contradict each other; give one")
+    if time_limit is not None and not time_limit > 0:
+        raise ValueError(
+            f"validate: time_limit must be a positive number of seconds, not {time_limit!r}"
+        )
     report = Report(os.fspath(path))
+    deadline = None if time_limit is None else time.monotonic() + time_limit
     try:
-        with mapped(path) as buf:
-            report.findings.extend(iter_findings(buf, deep=not fast and deep is not False))
+        with _alarm(time_limit), mapped(path) as buf:
+            for finding in iter_findings(buf, deep=not fast and deep is not False):
+                report.findings.append(finding)
+                if deadline is not None and time.monotonic() > deadline:
+                    raise _Timeout
     except PtnError as err:
         report.findings.append(err.to_finding())
+    except _Timeout:
+        report.findings.append(
+            Finding(
+                "ptn-timeout",
+                "error",
+                None,
+                None,
+                f"validation took longer than {time_limit:g} s and was stopped",
+            )
+        )
     return report

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 import time
 import tracemalloc
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -387,3 +389,51 @@ def test_fuzz_run_saves_each_finding(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert saved and b"PK" in saved[0].read_bytes()
     assert "KeyError" in saved[0].with_suffix(".txt").read_text()
     assert any(line.startswith("finding:") for line in said)
+
+
+# -- ptn.validate(time_limit=...) ----------------------------------------------------------
+
+
+def _tiny() -> Path:
+    return Path(__file__).resolve().parent.parent / "examples" / "tiny-llm.ptn"
+
+
+def test_validate_time_limit_interrupts_a_stage_in_the_main_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import ptn.validation
+
+    def stuck(buf: object, deep: bool = False) -> Iterator[Finding]:
+        time.sleep(30)
+        yield from ()
+
+    monkeypatch.setattr(ptn.validation, "iter_findings", stuck)
+    report = ptn.validate(_tiny(), time_limit=0.2)
+    assert [f.rule for f in report.findings] == ["ptn-timeout"]
+    assert signal.getsignal(signal.SIGALRM) == signal.SIG_DFL  # handler restored
+
+
+def test_validate_time_limit_between_stages_in_another_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import ptn.validation
+
+    def slow(buf: object, deep: bool = False) -> Iterator[Finding]:
+        for i in range(100):
+            time.sleep(0.02)
+            yield Finding("zip-crc-mismatch", "error", None, None, f"#{i}")
+
+    monkeypatch.setattr(ptn.validation, "iter_findings", slow)
+    reports: list[ptn.Report] = []
+    worker = threading.Thread(target=lambda: reports.append(ptn.validate(_tiny(), time_limit=0.1)))
+    worker.start()
+    worker.join(30)
+    (report,) = reports
+    assert report.findings[-1].rule == "ptn-timeout"
+    assert 1 <= len(report.findings) - 1 < 100  # the findings so far are kept
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, float("nan")])
+def test_validate_time_limit_must_be_positive(bad: float) -> None:
+    with pytest.raises(ValueError, match="time_limit"):
+        ptn.validate(_tiny(), time_limit=bad)

@@ -147,16 +147,55 @@ def test_fast_skips_crc(tmp_path: Path) -> None:
 
 
 def test_per_file_time_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stage that never ends is cut by the worker's time limit (SIGALRM in its main thread)."""
     from ptn.cli import runner
 
-    def slow(path: str, deep: bool = False):  # type: ignore[no-untyped-def]
+    def stuck(buf: object, deep: bool = False):  # type: ignore[no-untyped-def]
         import time
 
-        time.sleep(5)
+        time.sleep(30)
+        yield from ()
 
-    monkeypatch.setattr("ptn.validation.validate", slow)
+    monkeypatch.setattr("ptn.validation.iter_findings", stuck)
     _, findings = runner.check_one(str(TINY), True, 0.2)
     assert [f.rule for f in findings] == ["ptn-timeout"]
+
+
+def test_a_bug_is_reported_as_internal_error_not_as_a_verdict(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from ptn.cli import runner
+
+    def broken(path: str, **kwargs: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr("ptn.validation.validate", broken)
+    _, findings = runner.check_one(str(TINY), True, 5.0)
+    assert [f.rule for f in findings] == ["ptn-internal-error"]
+    assert "bug in ptn" in findings[0].message and "boom" in findings[0].message
+
+
+def test_a_dead_worker_is_reported_and_the_run_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ptn.validation
+    from ptn.cli import runner
+
+    real = ptn.validation.validate
+    doomed = tmp_path / "die.ptn"
+    doomed.write_bytes(TINY.read_bytes())
+
+    def dying(path: str, **kwargs: object) -> object:
+        if path == str(doomed):
+            os._exit(9)  # as if killed: the worker process is gone
+        return real(path, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ptn.validation, "validate", dying)  # workers are forked after this
+    results = list(runner.run_all([str(TINY), str(doomed)], True, 2, 30.0))
+    by_path = dict(results)
+    assert by_path[str(TINY)] == []
+    assert [f.rule for f in by_path[str(doomed)]] == ["ptn-internal-error"]
+    assert "not checked" in by_path[str(doomed)][0].message
 
 
 def test_inspect_text_and_json() -> None:

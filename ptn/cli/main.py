@@ -100,7 +100,8 @@ def validate(
     else:
         click.echo(text_report(results, colour=sys.stdout.isatty()))
     _mention_stale_temp_files(files)
-    io_error = any(f.rule == "ptn-io-error" for _, fs in results for f in fs)
+    not_verdicts = {"ptn-io-error", "ptn-internal-error"}  # exit 2: the file was not checked
+    io_error = any(f.rule in not_verdicts for _, fs in results for f in fs)
     if problems or io_error:
         sys.exit(2)
     sys.exit(0 if all(is_valid(fs) for _, fs in results) else 1)

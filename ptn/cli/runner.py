@@ -3,55 +3,33 @@
 from __future__ import annotations
 
 import os
-import signal
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from itertools import islice
 from pathlib import Path
 
 from ptn.errors import Finding
 
 
-class _Timeout(Exception):
-    pass
-
-
-def _on_alarm(signum: int, frame: object) -> None:
-    raise _Timeout
-
-
 def check_one(path: str, deep: bool, time_limit: float) -> tuple[str, list[Finding]]:
     """Validate one file; a file that exceeds ``time_limit`` seconds gets ``ptn-timeout``."""
     from ptn.validation import validate
 
-    previous = signal.signal(signal.SIGALRM, _on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, time_limit)
     try:
-        return path, validate(path, deep=deep).findings
-    except _Timeout:
+        return path, validate(path, deep=deep, time_limit=time_limit).findings
+    except Exception as exc:  # a bug of ours: say so, and do not take the other files down
         return path, [
             Finding(
-                "ptn-timeout",
+                "ptn-internal-error",
                 "error",
                 None,
                 None,
-                f"validation took longer than {time_limit:g} s and was stopped",
+                f"ptn failed while validating this file ({type(exc).__name__}: {exc}); "
+                "this is a bug in ptn, not a verdict on the file: please report it",
             )
         ]
-    except Exception as exc:  # a bug of ours must not take the other files down
-        return path, [
-            Finding(
-                "ptn-io-error",
-                "error",
-                None,
-                None,
-                f"internal error while validating: {type(exc).__name__}: {exc}",
-            )
-        ]
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def find_packages(paths: Sequence[str]) -> tuple[list[str], list[tuple[str, str]]]:
@@ -87,7 +65,8 @@ def run_all(
                 progress()
         return
     workers = min(jobs, len(files))
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    pool = ProcessPoolExecutor(max_workers=workers)
+    try:
         # A window of submitted files, not all of them: results waiting to be yielded in
         # order stay bounded by the job count, not the number of files.
         todo = iter(files)
@@ -99,23 +78,33 @@ def run_all(
             path, future = window.popleft()
             try:
                 yield future.result()
-            except Exception as exc:  # a worker died (killed, out of memory): report, go on
-                yield (
-                    path,
-                    [
-                        Finding(
-                            "ptn-io-error",
-                            "error",
-                            None,
-                            None,
-                            f"the worker checking this file failed: {exc!r}",
-                        )
-                    ],
-                )
+            except BrokenProcessPool:
+                # A worker died (killed, out of memory) and took every pending file of
+                # the pool with it. Each of those is checked again on its own, so only
+                # the file that kills its worker is reported; a new pool goes on.
+                pool.shutdown(wait=False, cancel_futures=True)
+                pool = ProcessPoolExecutor(max_workers=workers)
+                yield _alone(path, deep, time_limit)
+                window = deque((p, pool.submit(check_one, p, deep, time_limit)) for p, _ in window)
             for following in islice(todo, 1):
                 window.append((following, pool.submit(check_one, following, deep, time_limit)))
             if progress:
                 progress()
+    finally:
+        pool.shutdown(cancel_futures=True)
+
+
+def _alone(path: str, deep: bool, time_limit: float) -> tuple[str, list[Finding]]:
+    """Check one file in a worker of its own; its death is reported as this file's."""
+    with ProcessPoolExecutor(max_workers=1) as single:
+        try:
+            return single.submit(check_one, path, deep, time_limit).result()
+        except BrokenProcessPool as exc:
+            message = (
+                f"the worker process checking this file died ({exc}; killed, or out of "
+                "memory); the file was not checked"
+            )
+            return path, [Finding("ptn-internal-error", "error", None, None, message)]
 
 
 def default_jobs() -> int:
