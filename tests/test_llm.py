@@ -332,7 +332,7 @@ def test_conflicting_fields_are_an_error_naming_both(
         ({"rope_theta": "1e4"}, "/rope_theta"),
         ({"rope_scaling": [1]}, "/rope_scaling"),
         (
-            {"rope_parameters": {"rope_theta": None, "x": 1} | {"rope_theta": "x"}},
+            {"rope_parameters": {"rope_theta": "x"}},
             "/rope_parameters",
         ),
         ({"hidden_size": 4}, "/hidden_size"),
