@@ -483,3 +483,14 @@ def test_cli_errors_and_escaped_warnings(tmp_path: Path) -> None:
     result = import_hf(str(hostile), str(model), "--dry-run")
     assert result.exit_code == 0 and "\x1b" not in result.stderr and "\\x1b" in result.stderr
     assert model.read_bytes() == before
+
+
+def test_docs_table_covers_the_code_table() -> None:
+    """docs/hf-config.md is where the mapping is read: every family and name is there."""
+    from ptn.llm import SCALARS
+
+    doc = (REPO / "docs" / "hf-config.md").read_text()
+    for model_type in FAMILIES:
+        assert f"`{model_type}`" in doc, model_type
+    for name, (key, _kind) in SCALARS.items():
+        assert f"| `{name}` |" in doc and f"`{key}`" in doc, name
