@@ -120,8 +120,8 @@ class _Underived(Exception):
 
 
 class _Config:
-    """The fields of one config. ``None`` counts as absent, as in transformers; an absent
-    field takes the family's default (``get``), but only present fields can conflict."""
+    """The fields of one config. ``None`` is no value, as in transformers; an absent field
+    takes the family's default (``get``), but only present fields can conflict (``has``)."""
 
     def __init__(self, raw: Mapping[str, Any], nested: set[str], defaults: Mapping[str, Any]):
         self.raw = raw
@@ -135,8 +135,7 @@ class _Config:
         return self.raw.get(key) is not None
 
     def get(self, key: str) -> Any:
-        value = self.raw.get(key)
-        return self.defaults.get(key) if value is None else value
+        return self.raw[key] if key in self.raw else self.defaults.get(key)
 
     def invalid(self, key: str, wanted: str) -> PtnError:
         return PtnError(
