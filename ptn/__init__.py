@@ -28,8 +28,8 @@ _EXPORTS = {
     "validate": "ptn.validation",
 }
 # safetensors-style load_file/save_file: ``ptn.torch`` (torch imported only when
-# called) and ``ptn.numpy``.
-_SUBMODULES = ("numpy", "torch")
+# called) and ``ptn.numpy``; ``ptn.llm``: metadata from a Hugging Face config.json.
+_SUBMODULES = ("llm", "numpy", "torch")
 
 __all__ = [
     "SPEC_VERSION",

@@ -42,6 +42,19 @@ def test_metadata_tour_output_is_real(tmp_path: Path) -> None:
     assert bad.returncode == 1 and bad.stderr.strip() in README
 
 
+def test_import_hf_tour_output_is_real(tmp_path: Path) -> None:
+    fixture = Path("tests/fixtures/hf/gemma-2-2b.json")
+    (tmp_path / fixture.parent).mkdir(parents=True)
+    shutil.copy(REPO / fixture, tmp_path / fixture)
+    shutil.copy(REPO / "examples" / "tiny-llm.ptn", tmp_path / "model.ptn")
+    line = f"$ ptn metadata import-hf {fixture} model.ptn --max-context-len 4096"
+    assert line in README
+    proc = run(*line.split()[2:], cwd=tmp_path)
+    assert proc.returncode == 0 and f"{line}\n{proc.stderr}" in README
+    got = run("metadata", "get", "model.ptn", "get_windows", cwd=tmp_path).stdout
+    assert f"$ ptn metadata get model.ptn get_windows\n{got}" in README
+
+
 def test_inspect_tour_rows_are_real() -> None:
     out = run("inspect", "examples/tiny-llm.ptn").stdout
     rows = [line for line in README.splitlines() if line.startswith("│ program.")]

@@ -51,10 +51,12 @@ def test_every_document_rule_of_the_spec_has_a_vector() -> None:
     chapters = spec[spec.index("## 8. Strict JSON") :]
     rules = set(re.findall(r"^#### `([a-z0-9-]+)`", chapters, re.M))
     # Not properties of a document: a 64 MiB file (tested in test_json_strict.py), a
-    # writer handed NaN (test_metadata.py), and errors of a reading program (§9.5).
+    # writer handed NaN (test_metadata.py), errors of a reading program (§9.5), and of
+    # an imported Hugging Face config (§9.7, test_llm.py).
     not_documents = {
         "json-too-large", "metadata-nonfinite-float",
         "metadata-missing-name", "metadata-wrong-kind", "metadata-read-out-of-range",
+        "llm-config-invalid", "llm-config-conflict",
     }  # fmt: skip
     covered = {case["rule"] for case in MANIFEST.values() if case["verdict"] == "invalid"}
     assert rules - not_documents - covered == set()

@@ -260,6 +260,50 @@ def metadata_unset(path: str, names: Sequence[str], output: str | None) -> None:
     _rewrite(path, output, remove)
 
 
+@metadata.command("import-hf")
+@click.argument("config", type=click.Path(), metavar="CONFIG.json")
+@click.argument("path", type=click.Path(dir_okay=False), metavar="MODEL.ptn")
+@click.option(
+    "--max-context-len",
+    type=click.IntRange(min=1),
+    help="KV-cache capacity of the program (default: max_position_embeddings).",
+)
+@click.option(
+    "--dry-run", is_flag=True, help="Print the metadata that would be written; write nothing."
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="Write the result here instead of in place.",
+)
+def metadata_import_hf(
+    config: str, path: str, max_context_len: int | None, dry_run: bool, output: str | None
+) -> None:
+    """Merge LLM metadata derived from a Hugging Face config.json (or model directory).
+
+    Windows, KV heads and head dims per cache, token ids, vocabulary, context length and
+    RoPE facts, by the table in docs/hf-config.md; derived names replace existing ones.
+    What cannot be derived is left out with a warning; conflicting fields are an error.
+    """
+    from ptn.cli.report import safe
+    from ptn.llm import HfConfigWarning, from_hf_config
+    from ptn.metadata import Metadata
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", HfConfigWarning)
+        derived = _checked(config, lambda: from_hf_config(config, max_context_len=max_context_len))
+    for warning in caught:
+        click.echo(f"warning: {safe(config)}: {safe(str(warning.message))}", err=True)
+    if not dry_run:
+        _rewrite(path, output, lambda values: {**values, **derived})
+        return
+    current = _open_or_exit(path, lambda pkg: pkg.metadata)
+    merged = {**(current.to_dict() if current is not None else {}), **derived}
+    merged = _checked(path, lambda: Metadata(merged).to_dict())
+    click.echo(json.dumps(merged, indent=2, sort_keys=True, ensure_ascii=True))
+
+
 def _checked(path: str, work):  # type: ignore[no-untyped-def]
     """Run ``work()``; a PtnError is printed like a validate finding, exit 1 (2 for I/O)."""
     from ptn.cli.report import finding_line
