@@ -30,9 +30,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ptn
-from ptn.container import ZipWriter, read_members
 from ptn.errors import Finding, PtnError, Report
 from ptn.members import PTG, SAFETENSORS
+from ptn.zip import ZipWriter, read_members
 
 PROGRAM = b"\x10\x00\x00\x00NPTG" + bytes(56)
 RULE_ID = re.compile(r"(zip|ptn|ptg|st|aliases|json|metadata|llm)-[a-z0-9]+(-[a-z0-9]+)*")
