@@ -22,7 +22,7 @@ from ptn.zip.ends import locate_directory
 from ptn.zip.local import LocalHeader, read_local_header
 from ptn.zip.sink import Sink
 from ptn.zip.structs import U32_MAX
-from ptn.zip.zip64 import NOTHING, resolve_zip64, zip64_payload
+from ptn.zip.zip64 import NOTHING, Zip64, resolve_zip64, zip64_payload
 
 DATA = {"a.bin": bytes(range(256)) * 3, "b.bin": b"xy", "c.bin": b""}
 
@@ -34,6 +34,11 @@ def archive(*, zip64_limit: int | None = None, sized: bool = True) -> bytes:
         for name, data in DATA.items():
             w.add(name, [data], len(data) if sized else None)
     return out.getvalue()
+
+
+def zip64_of(extra: bytes, values: tuple[int, ...]) -> Zip64:
+    """What the extra-field block ``extra`` resolves ``values`` to."""
+    return resolve_zip64(extra, 0, len(extra), values)
 
 
 def field(tag: int, payload: bytes) -> bytes:
@@ -68,8 +73,8 @@ def test_central_and_local_views_resolve_sizes_identically(
     """The local view (sizes only) resolves exactly the sizes the central view does."""
     stored = (usize, csize, offset)
     extra = field(0x0001, struct.pack(f"<{len(real)}Q", *real))
-    central = resolve_zip64(extra, stored).resolve(stored)
-    local = resolve_zip64(extra, stored[:2]).resolve(stored[:2])
+    central = zip64_of(extra, stored).resolve(stored)
+    local = zip64_of(extra, stored[:2]).resolve(stored[:2])
     if len(real) < stored.count(U32_MAX):
         assert central is None
     else:
@@ -80,19 +85,19 @@ def test_central_and_local_views_resolve_sizes_identically(
 
 def test_zip64_resolution_cases() -> None:
     sat = (U32_MAX, 5)
-    assert resolve_zip64(b"", (5, 5)) is NOTHING
-    assert resolve_zip64(field(0xA11E, bytes(9)), (5, 5)) is NOTHING
-    missing = resolve_zip64(field(0xA11E, b""), sat)
+    assert zip64_of(b"", (5, 5)) is NOTHING
+    assert zip64_of(field(0xA11E, bytes(9)), (5, 5)) is NOTHING
+    missing = zip64_of(field(0xA11E, b""), sat)
     assert (missing.saturated, missing.payload, missing.resolve(sat)) == (
         ("uncompressed size",), None, None,
     )  # fmt: skip
-    short = resolve_zip64(field(0x0001, bytes(4)), sat)
+    short = zip64_of(field(0x0001, bytes(4)), sat)
     assert (short.payload, short.resolve(sat)) == (4, None)
-    ok = resolve_zip64(field(0x0001, struct.pack("<Q", 2**40)), sat)
+    ok = zip64_of(field(0x0001, struct.pack("<Q", 2**40)), sat)
     assert (ok.malformed, ok.payload, ok.resolve(sat)) == (False, 8, (2**40, 5))
-    bad = resolve_zip64(field(0x0001, bytes(8)) + b"\x01\x00", (5, 5))
+    bad = zip64_of(field(0x0001, bytes(8)) + b"\x01\x00", (5, 5))
     assert bad.malformed and bad.resolve((5, 5)) == (5, 5)
-    assert resolve_zip64(field(0x0001, bytes(8)) * 2, sat).resolve(sat) is None
+    assert zip64_of(field(0x0001, bytes(8)) * 2, sat).resolve(sat) is None
 
 
 @given(st.lists(st.tuples(st.integers(0, 0xFFFF), st.binary(max_size=20)), max_size=5))
@@ -100,9 +105,11 @@ def test_zip64_payload_finds_the_one_zip64_field(fields: list[tuple[int, bytes]]
     block = b"".join(field(tag, payload) for tag, payload in fields)
     zip64 = [payload for tag, payload in fields if tag == 0x0001]
     expected = False if len(zip64) > 1 else (zip64[0] if zip64 else None)
-    assert zip64_payload(block) == expected
+    assert zip64_payload(block, 0, len(block)) == expected
     if block:
-        assert zip64_payload(block[:-1]) is False  # the last field now runs past the block
+        assert (
+            zip64_payload(block, 0, len(block) - 1) is False
+        )  # the last field now runs past the block
 
 
 # -- stages return data and can be run again ------------------------------------------------

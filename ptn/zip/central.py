@@ -97,13 +97,9 @@ def read_directory(mv: memoryview, ends: EndRecords, sink: Sink) -> Directory:
                 f"directory (offset {cd_end})",
             )
             return Directory(tuple(entries), False)
+        raw_name = bytes(mv[name_at:extra_at])
         entry = central_entry(
-            i,
-            header,
-            bytes(mv[name_at:extra_at]),
-            bytes(mv[extra_at : extra_at + extra_len]) if extra_len else b"",
-            ends.shift,
-            sink,
+            i, header, raw_name, mv, extra_at, extra_at + extra_len, ends.shift, sink
         )
         if entry is None:
             complete = False
@@ -121,18 +117,25 @@ def read_directory(mv: memoryview, ends: EndRecords, sink: Sink) -> Directory:
 
 
 def central_entry(
-    i: int, header: tuple[int, ...], raw: bytes, extra: bytes, shift: int, sink: Sink
+    i: int,
+    header: tuple[int, ...],
+    raw: bytes,
+    mv: memoryview,
+    extra_at: int,
+    extra_end: int,
+    shift: int,
+    sink: Sink,
 ) -> CentralEntry | None:
     """Check entry ``i`` on its own; None when its zip64 values cannot be resolved.
 
     ``header`` is the unpacked fixed part (``CDH``), ``raw`` its name and
-    ``extra`` its extra-field block.
+    ``mv[extra_at:extra_end]`` its extra-field block.
     """
     (_, _, needed, flags, method, _, _, crc, csize, usize, _, _, _, disk, _, _, offset) = header
     name, label = _name(i, raw, sink)
     _check_fields(name, label, needed, flags, method, sink)
     stored = (usize, csize, offset)
-    z = resolve_zip64(extra, stored)
+    z = resolve_zip64(mv, extra_at, extra_end, stored)
     if z.malformed:
         sink.add(
             "zip-bad-zip64",

@@ -71,7 +71,7 @@ def read_local_header(mv: memoryview, offset: int, area_end: int) -> LocalHeader
     if data > area_end:
         return "overruns"
     stored = (usize, csize)
-    z = resolve_zip64(bytes(mv[name_at + name_len : data]), stored)
+    z = resolve_zip64(mv, name_at + name_len, data, stored)
     if z.saturated and (resolved := z.resolve(stored)) is not None:
         usize, csize = resolved
     return LocalHeader(

@@ -20,21 +20,22 @@ ZIP64_FIELDS = ("uncompressed size", "compressed size", "local header offset")
 _FIELD_HEAD = struct.Struct("<HH")
 
 
-def zip64_payload(extra: bytes) -> bytes | Literal[False] | None:
-    """The payload of the zip64 field of an extra-field block; None when there is none,
-    False when the block is malformed (a field runs past it, or zip64 appears twice)."""
+def zip64_payload(buf: bytes | memoryview, start: int, end: int) -> bytes | Literal[False] | None:
+    """The payload of the zip64 field of the extra-field block ``buf[start:end]``; None
+    when there is none, False when the block is malformed (a field runs past it, or
+    zip64 appears twice). Reads the block in place: only the payload is copied."""
     found = None
-    pos, size = 0, len(extra)
-    while pos + 4 <= size:
-        tag, length = _FIELD_HEAD.unpack_from(extra, pos)
-        start, pos = pos + 4, pos + 4 + length
-        if pos > size:
+    pos = start
+    while pos + 4 <= end:
+        tag, length = _FIELD_HEAD.unpack_from(buf, pos)
+        at, pos = pos + 4, pos + 4 + length
+        if pos > end:
             return False
         if tag == ZIP64_EXTRA_ID:
             if found is not None:
                 return False
-            found = extra[start:pos]
-    return found if pos == size else False
+            found = bytes(buf[at:pos])
+    return found if pos == end else False
 
 
 class Zip64(NamedTuple):
@@ -65,16 +66,16 @@ NOTHING = Zip64(False, (), None, ())
 """No zip64 field and no saturated value: nothing to resolve (the common case)."""
 
 
-def resolve_zip64(extra: bytes, values: tuple[int, ...]) -> Zip64:
-    """Read the zip64 field of ``extra`` for ``values`` (a prefix of ``ZIP64_FIELDS``,
-    as the header's 32-bit fields hold them)."""
+def resolve_zip64(buf: bytes | memoryview, start: int, end: int, values: tuple[int, ...]) -> Zip64:
+    """Read the zip64 field of the extra block ``buf[start:end]`` for ``values`` (a prefix
+    of ``ZIP64_FIELDS``, as the header's 32-bit fields hold them)."""
     saturated: tuple[str, ...] = ()
     if U32_MAX in values:
         names = ZIP64_FIELDS[: len(values)]
         saturated = tuple(name for name, v in zip(names, values, strict=True) if v == U32_MAX)
-    elif not extra:
+    elif start == end:
         return NOTHING
-    z = zip64_payload(extra) if extra else None
+    z = zip64_payload(buf, start, end)
     if z is False:
         return Zip64(True, saturated, None, None)
     if z is None and not saturated:
