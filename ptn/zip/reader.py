@@ -14,7 +14,11 @@ Each stage is a function of what the earlier ones returned (frozen records)
 that reports into one ``Sink``: end records (``ends``) -> central directory
 (``central``, zip64 values resolved by ``zip64``) -> local headers (``local``)
 -> layout (``layout``) -> members; the CRC-32 (``check_crc``) is the deep
-check, run by the caller on the members it wants.
+check, run by the caller on the members it wants. Stages that loop over
+entries report each entry's findings together, in directory order (the order
+reports and tests compare). Per-entry records are NamedTuples: immutable like
+frozen dataclasses but about four times cheaper to build, which a directory
+of 2**20 entries notices.
 """
 
 from __future__ import annotations
