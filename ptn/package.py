@@ -22,13 +22,14 @@ import numpy as np
 
 from ptn.aliases import dumps_aliases, fold_duplicates, resolve
 from ptn.atomic import EditSource, edit_lock, open_regular, replace_file
-from ptn.container import Member, ZipWriter, read_members
+from ptn.buffers import close_mapping, map_fd, map_file
 from ptn.errors import Finding, PtnError
 from ptn.members import ALIASES, METADATA, PTG, SAFETENSORS, ptg_findings
 from ptn.metadata import Metadata
 from ptn.sharing import refuse_shared_mutables
 from ptn.tensors import METADATA_KEY, TensorInfo, dtype_of, plan_layout, tensor_bytes, tensor_view
-from ptn.validation import Parsed, close_mapping, iter_findings, map_fd, map_file
+from ptn.validation import Parsed, iter_findings
+from ptn.zip import Member, ZipWriter, read_members
 
 
 @dataclass(frozen=True)

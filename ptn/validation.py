@@ -9,8 +9,6 @@ does not depend on the size of the constants.
 
 from __future__ import annotations
 
-import gc
-import mmap
 import os
 import signal
 import threading
@@ -20,12 +18,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from ptn.aliases import read_aliases
-from ptn.atomic import open_regular
-from ptn.container import Member, check_crc, read_members
+from ptn.buffers import mapped
 from ptn.errors import Finding, PtnError, Report, within_budget
 from ptn.members import ALIASES, METADATA, PTG, SAFETENSORS, membership_findings, ptg_findings
 from ptn.metadata import Metadata
 from ptn.tensors import TensorInfo, bool_findings, read_header
+from ptn.zip import Member, check_crc, read_members
 
 
 @dataclass
@@ -37,61 +35,6 @@ class Parsed:
     data_start: int = 0
     aliases: dict[str, str] = field(default_factory=dict)
     metadata: Metadata | None = None
-
-
-def map_fd(
-    fd: int, name: str, *, copy: bool = False, offset: int = 0, length: int = 0
-) -> tuple[mmap.mmap | None, memoryview]:
-    """Map an open regular file (all of it, or ``length`` bytes from ``offset``).
-
-    An empty file gives (None, empty view). ``copy`` makes a private
-    copy-on-write mapping: writable, and writes are never carried to the file
-    (nor seen by any other mapping of it).
-    """
-    try:
-        if length == 0 and os.fstat(fd).st_size == 0:
-            return None, memoryview(b"")
-        access = mmap.ACCESS_COPY if copy else mmap.ACCESS_READ
-        mm = mmap.mmap(fd, length, access=access, offset=offset)
-    except OSError as exc:
-        raise PtnError("ptn-io-error", f"cannot map {name!r}: {exc.strerror or exc}") from None
-    return mm, memoryview(mm)
-
-
-def map_file(path: str | os.PathLike[str]) -> tuple[mmap.mmap | None, memoryview]:
-    """Map a regular file read-only (see ``map_fd``); ``ptn-io-error`` if it cannot be."""
-    fd = open_regular(path)
-    try:
-        return map_fd(fd, os.fspath(path))
-    finally:
-        os.close(fd)
-
-
-@contextmanager
-def mapped(path: str | os.PathLike[str]) -> Iterator[memoryview]:
-    """The file as a read-only memoryview, unmapped on exit when nothing else holds it."""
-    mm, view = map_file(path)
-    try:
-        yield view
-    finally:
-        if mm is not None:
-            close_mapping(view, mm)
-
-
-def close_mapping(view: memoryview, mm: mmap.mmap) -> None:
-    """Unmap now if nothing still points into the mapping, else when the last view goes.
-
-    A caught PtnError's traceback can keep a slice alive in a reference cycle;
-    one collection frees it. Arrays handed to a caller legitimately keep it mapped.
-    """
-    for attempt in range(2):
-        try:
-            view.release()
-            mm.close()
-            return
-        except BufferError:
-            if attempt == 0:
-                gc.collect()
 
 
 def _member_view(buf: memoryview, member: Member) -> memoryview:

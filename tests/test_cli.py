@@ -444,7 +444,7 @@ def test_unaligned_member_hint_names_what_aligns() -> None:
     import zipfile
     from io import BytesIO
 
-    from ptn.container import read_members
+    from ptn.zip import read_members
 
     buf = BytesIO()
     with zipfile.ZipFile(buf, "w") as zf:

@@ -1,4 +1,4 @@
-"""Tests of ptn.container: the writer's output, the reader's rules, and hostile input.
+"""Tests of ptn.zip: the writer's output, the reader's rules, and hostile input.
 
 Mutations are applied to known-good archives one at a time so that each test
 shows which rule id a given corruption maps to.
@@ -18,7 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ptn.container import (
+from ptn.errors import Finding, PtnError
+from ptn.zip import (
     ALIGNMENT,
     MAX_MEMBERS,
     Member,
@@ -26,7 +27,6 @@ from ptn.container import (
     check_crc,
     read_members,
 )
-from ptn.errors import Finding, PtnError
 
 MEMBERS = {
     "program.ptg": b"\x10\x00\x00\x00NPTG" + bytes(range(200)),

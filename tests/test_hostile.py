@@ -26,10 +26,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ptn
-from ptn.container import ZipWriter, read_members
 from ptn.errors import PtnError
 from ptn.members import PTG, SAFETENSORS
 from ptn.testing.fuzz import PROGRAM, bases, check, mutated
+from ptn.zip import ZipWriter, read_members
 
 DEADLINE_MS = 2000
 HOSTILE = settings(

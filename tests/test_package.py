@@ -33,13 +33,13 @@ from hypothesis import strategies as st
 
 import ptn
 import ptn.package
-from ptn.container import ZipWriter
 from ptn.errors import PtnError
 from ptn.members import ALIASES, METADATA, PTG, SAFETENSORS
 from ptn.metadata import Metadata
 from ptn.package import write_atomically
 from ptn.tensors import DTYPES
 from ptn.testing.strategies import valid_metadata
+from ptn.zip import ZipWriter
 
 PROGRAM = b"\x10\x00\x00\x00NPTG" + bytes(56)
 DTYPE_NAMES = sorted(DTYPES)

@@ -29,9 +29,9 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
 import ptn
-from ptn.container import ZipWriter, read_members
 from ptn.errors import Finding, PtnError, Report
 from ptn.testing import hostile
+from ptn.zip import ZipWriter, read_members
 
 PROGRAM = hostile.PROGRAM
 RULE_ID = re.compile(r"(zip|ptn|ptg|st|aliases|json|metadata|llm)-[a-z0-9]+(-[a-z0-9]+)*")

@@ -104,7 +104,7 @@ def long_int(digits: int) -> bytes:
 
 def package(members: dict[str, bytes]) -> bytes:
     """A ``.ptn`` holding ``program.ptg`` plus ``members`` (name -> bytes)."""
-    from ptn.container import ZipWriter
+    from ptn.zip import ZipWriter
 
     out = io.BytesIO()
     with ZipWriter(out) as zw:
