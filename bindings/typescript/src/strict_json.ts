@@ -77,13 +77,14 @@ export type JsonValue = null | boolean | bigint | number | string | JsonValue[] 
 export type JsonObject = Map<string, JsonValue>;
 
 /**
- * @internal A list of numbers that parseJsonPacked stored in one Float64Array: 8 bytes an
- * item, where a bigint per integer token took about 40. `ints`: every item was an integer
- * token (each of at most 15 digits, so exact in a double).
+ * @internal A list of numbers that parseJsonPacked stored as numbers, not one bigint per
+ * integer token (about 40 bytes): a plain array while short (cheap to make), a
+ * Float64Array once long (8 bytes an item, pages touched only as they fill). `ints`:
+ * every item was an integer token (of at most 15 digits, so exact in a double).
  */
 export class NumberList {
   constructor(
-    readonly values: Float64Array,
+    readonly values: readonly number[] | Float64Array,
     readonly ints: boolean,
   ) {}
 }
@@ -106,6 +107,8 @@ export interface ParseOptions {
   uniqueNames?: boolean;
 }
 
+/** Lists of numbers longer than this go into a Float64Array. */
+const SHORT_LIST = 4096;
 const NUMBER = /-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?/y;
 const PLAIN_RUN = /[^"\\\u0000-\u001f]*/y;
 const HEX4 = /^[0-9a-fA-F]{4}$/;
@@ -374,7 +377,7 @@ class Parser {
   }
 
   /**
-   * A list of numbers straight into a Float64Array (no token object per item). Anything
+   * A list of numbers as a NumberList (no bigint per integer token). Anything
    * else, an integer of more than 15 digits included, is parsed again from the '[' by
    * value(): this pass throws nothing, so every verdict and message stays value()'s.
    */
@@ -383,7 +386,8 @@ class Parser {
     const start = this.i;
     this.i++;
     this.skipWs();
-    let values = new Float64Array(16);
+    const short: number[] = [];
+    let long: Float64Array | null = null;
     let n = 0;
     let ints = true;
     for (;;) {
@@ -391,19 +395,24 @@ class Parser {
       const m = NUMBER.exec(s);
       const isInt = m !== null && m[1] === undefined && m[2] === undefined;
       if (m === null || (isInt && m[0].length > 15)) break;
-      if (n === values.length) {
-        const bigger = new Float64Array(n * 2);
-        bigger.set(values);
-        values = bigger;
+      if (long === null && n < SHORT_LIST) {
+        short.push(Number(m[0]));
+      } else {
+        if (long === null || n === long.length) {
+          const bigger: Float64Array = new Float64Array(2 * n);
+          bigger.set(long ?? short);
+          long = bigger;
+        }
+        long[n] = Number(m[0]);
       }
-      values[n++] = Number(m[0]);
+      n++;
       ints &&= isInt;
       this.i += m[0].length;
       this.skipWs();
       const c = s.charCodeAt(this.i);
       if (c === 0x5d) {
         this.i++;
-        return new NumberList(values.subarray(0, n), ints);
+        return new NumberList(long === null ? short : long.subarray(0, n), ints);
       }
       if (c !== 0x2c) break;
       this.i++;

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <iterator>
 #include <limits>
 #include <optional>
 #include <regex>
@@ -380,10 +381,25 @@ class Builder {
     odd_ = kNoItem;
     odd_kind_ = 0;
     for (bool& seen : seen_) seen = false;
-    release(bools_);
-    release(ints_);
-    release(floats_);
-    release(strs_);
+    bools_.clear();
+    ints_.clear();
+    floats_.clear();
+    strs_.clear();
+  }
+
+  /// The finished list: a short one copied into a vector of its size (the buffer serves
+  /// the next list), a long one handed over whole (no second copy of it at any time).
+  template <class T>
+  static std::vector<T> take(std::vector<T>& items) {
+    std::vector<T> out;
+    if (items.size() > kShortList) {
+      out.swap(items);
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      out.assign(std::make_move_iterator(items.begin()), std::make_move_iterator(items.end()));
+    } else {
+      out.assign(items.begin(), items.end());
+    }
+    return out;
   }
 
   /// Store one list item straight into the vector of its final kind: no variant per item,
@@ -425,13 +441,13 @@ class Builder {
     if (count_ == 0) {
       storage = EmptyList{};
     } else if (count == 1 && seen_[0]) {
-      storage = std::move(bools_);
+      storage = take(bools_);
     } else if (count == 1 && seen_[1]) {
-      storage = std::move(ints_);
+      storage = take(ints_);
     } else if ((count == 1 && seen_[2]) || (count == 2 && seen_[1] && seen_[2])) {
-      storage = std::move(floats_);
+      storage = take(floats_);
     } else if (count == 1) {
-      storage = std::move(strs_);
+      storage = take(strs_);
     } else {
       return fail(metadata_error(
           "metadata-mixed-list",
@@ -444,6 +460,7 @@ class Builder {
   }
 
   static constexpr std::size_t kNoItem = std::numeric_limits<std::size_t>::max();
+  static constexpr std::size_t kShortList = 4096;
 
   const SchemaTables& tables_;
   Entries& out_;
