@@ -25,16 +25,21 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ptn.conformance.runners import cpp_runner, typescript_runner
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tools/ of the checkout
+
 from ptn.testing import hostile
+from tools.conformance.runners import cpp_runner, typescript_runner
 
 MIB = 1 << 20
 
 
 def _command(lang: str) -> list[str]:
     if lang == "python":
-        code = "import sys; from ptn.conformance.runners import run_python as r; r(sys.argv[1:])"
-        return [sys.executable, "-c", code]
+        code = (
+            "import sys; sys.path.insert(0, sys.argv.pop(1)); "
+            "from tools.conformance.runners import run_python as r; r(sys.argv[1:])"
+        )
+        return [sys.executable, "-c", code, str(Path(__file__).resolve().parent.parent)]
     if lang == "cpp":
         return [str(cpp_runner())]
     return typescript_runner()

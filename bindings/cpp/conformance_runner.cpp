@@ -4,8 +4,6 @@
 #include <exception>
 #include <fstream>
 #include <iostream>
-#include <iterator>
-#include <sstream>
 #include <string>
 
 #include "ptn/metadata.hpp"
@@ -19,9 +17,15 @@ int main(int argc, char** argv) {
       std::cout << path << "\tinvalid\tptn-io-error\n";
       continue;
     }
-    std::ostringstream buffer;
-    buffer << file.rdbuf();
-    const std::string data = buffer.str();
+    // One buffer of the file's size (a stringstream held it twice).
+    file.seekg(0, std::ios::end);
+    const std::streamoff size = file.tellg();
+    file.seekg(0, std::ios::beg);
+    std::string data(size > 0 ? static_cast<std::size_t>(size) : 0, '\0');
+    if (!file.read(data.data(), static_cast<std::streamsize>(data.size()))) {
+      std::cout << path << "\tinvalid\tptn-io-error\n";
+      continue;
+    }
     try {
       ptn::Metadata::parse(data);
       std::cout << path << "\tvalid\n";

@@ -76,6 +76,30 @@ export type JsonValue = null | boolean | bigint | number | string | JsonValue[] 
 /** A JSON object, names in document order. */
 export type JsonObject = Map<string, JsonValue>;
 
+/**
+ * @internal A list of numbers that parseJsonPacked stored as numbers, not one bigint per
+ * integer token (about 40 bytes): a plain array while short (cheap to make), a
+ * Float64Array once long (8 bytes an item, pages touched only as they fill). `ints`:
+ * every item was an integer token (of at most 15 digits, so exact in a double).
+ */
+export class NumberList {
+  constructor(
+    readonly values: readonly number[] | Float64Array,
+    readonly ints: boolean,
+  ) {}
+}
+
+/** @internal What parseJsonPacked returns: a JsonValue whose lists may be NumberLists. */
+export type PackedValue =
+  | null
+  | boolean
+  | bigint
+  | number
+  | string
+  | PackedValue[]
+  | Map<string, PackedValue>
+  | NumberList;
+
 export interface ParseOptions {
   /** The package member named in errors. */
   member?: string;
@@ -83,6 +107,8 @@ export interface ParseOptions {
   uniqueNames?: boolean;
 }
 
+/** Lists of numbers longer than this go into a Float64Array. */
+const SHORT_LIST = 4096;
 const NUMBER = /-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?/y;
 const PLAIN_RUN = /[^"\\\u0000-\u001f]*/y;
 const HEX4 = /^[0-9a-fA-F]{4}$/;
@@ -187,6 +213,7 @@ class Parser {
   constructor(
     private readonly s: string,
     private readonly unique: boolean,
+    private readonly pack: boolean,
   ) {
     this.n = s.length;
   }
@@ -326,7 +353,10 @@ class Parser {
       if (s[this.i] !== ":") this.syntax("Expecting ':' delimiter");
       this.i++;
       this.skipWs();
-      const value = this.value(depth);
+      const value =
+        this.pack && depth === 1 && s[this.i] === "["
+          ? (this.numberList(depth) as JsonValue)
+          : this.value(depth);
       if (this.unique && duplicate === null && out.has(name)) duplicate = name;
       out.set(name, value);
       this.skipWs();
@@ -344,6 +374,52 @@ class Parser {
       );
     }
     return out;
+  }
+
+  /**
+   * A list of numbers as a NumberList (no bigint per integer token). Anything
+   * else, an integer of more than 15 digits included, is parsed again from the '[' by
+   * value(): this pass throws nothing, so every verdict and message stays value()'s.
+   */
+  numberList(depth: number): JsonValue | NumberList {
+    const s = this.s;
+    const start = this.i;
+    this.i++;
+    this.skipWs();
+    const short: number[] = [];
+    let long: Float64Array | null = null;
+    let n = 0;
+    let ints = true;
+    for (;;) {
+      NUMBER.lastIndex = this.i;
+      const m = NUMBER.exec(s);
+      const isInt = m !== null && m[1] === undefined && m[2] === undefined;
+      if (m === null || (isInt && m[0].length > 15)) break;
+      if (long === null && n < SHORT_LIST) {
+        short.push(Number(m[0]));
+      } else {
+        if (long === null || n === long.length) {
+          const bigger: Float64Array = new Float64Array(2 * n);
+          bigger.set(long ?? short);
+          long = bigger;
+        }
+        long[n] = Number(m[0]);
+      }
+      n++;
+      ints &&= isInt;
+      this.i += m[0].length;
+      this.skipWs();
+      const c = s.charCodeAt(this.i);
+      if (c === 0x5d) {
+        this.i++;
+        return new NumberList(long === null ? short : long.subarray(0, n), ints);
+      }
+      if (c !== 0x2c) break;
+      this.i++;
+      this.skipWs();
+    }
+    this.i = start;
+    return this.value(depth);
   }
 
   array(depth: number): JsonValue[] {
@@ -369,16 +445,18 @@ class Parser {
   }
 }
 
-function isContainer(value: JsonValue): value is JsonValue[] | JsonObject {
-  return Array.isArray(value) || value instanceof Map;
+function isContainer(
+  value: PackedValue,
+): value is PackedValue[] | Map<string, PackedValue> | NumberList {
+  return Array.isArray(value) || value instanceof Map || value instanceof NumberList;
 }
 
-function isOverflow(value: JsonValue): boolean {
+function isOverflow(value: PackedValue): boolean {
   return typeof value === "number" && !Number.isFinite(value);
 }
 
 /** The first lone surrogate in document order (names and strings), as a PtnError. */
-function loneSurrogate(value: JsonValue, where: string): PtnError | null {
+function loneSurrogate(value: PackedValue, where: string): PtnError | null {
   const error = () =>
     new PtnError("json-lone-surrogate", "string holds a lone surrogate escape", {
       pointer: where,
@@ -400,16 +478,19 @@ function loneSurrogate(value: JsonValue, where: string): PtnError | null {
 }
 
 /** Nesting deeper than MAX_DEPTH, or a float that overflowed, container by container. */
-function scan(node: JsonValue[] | JsonObject, depth: number): PtnError | null {
+function scan(
+  node: PackedValue[] | Map<string, PackedValue> | NumberList,
+  depth: number,
+): PtnError | null {
   if (depth > MAX_DEPTH) return new PtnError("json-too-deep", `nesting deeper than ${MAX_DEPTH}`);
-  const children = node instanceof Map ? [...node.values()] : node;
-  if (children.some(isOverflow)) {
-    return new PtnError(
-      "json-number-overflow",
-      "a number overflows binary64 to infinity; write a finite number",
-    );
+  if (node instanceof NumberList) {
+    return node.values.every(Number.isFinite) ? null : overflowError();
   }
+  const children = node instanceof Map ? node.values() : node;
   for (const child of children) {
+    if (isOverflow(child)) return overflowError();
+  }
+  for (const child of node instanceof Map ? node.values() : node) {
     if (isContainer(child)) {
       const error = scan(child, depth + 1);
       if (error) return error;
@@ -418,9 +499,16 @@ function scan(node: JsonValue[] | JsonObject, depth: number): PtnError | null {
   return null;
 }
 
-function parse(input: string | Uint8Array, unique: boolean): JsonValue {
+function overflowError(): PtnError {
+  return new PtnError(
+    "json-number-overflow",
+    "a number overflows binary64 to infinity; write a finite number",
+  );
+}
+
+function parse(input: string | Uint8Array, unique: boolean, pack: boolean): PackedValue {
   const text = documentText(input);
-  const parser = new Parser(text, unique);
+  const parser = new Parser(text, unique, pack);
   parser.skipWs();
   const value = parser.value(0);
   parser.skipWs();
@@ -446,8 +534,23 @@ function parse(input: string | Uint8Array, unique: boolean): JsonValue {
  * PtnError (rule json-*) otherwise. Never throws anything but PtnError.
  */
 export function parseJson(input: string | Uint8Array, options: ParseOptions = {}): JsonValue {
+  return parseWith(input, options, false) as JsonValue;
+}
+
+/**
+ * @internal parseJson, but the lists of numbers directly in a top-level object come back as
+ * NumberLists (the metadata reader's representation); same verdicts and messages.
+ */
+export function parseJsonPacked(
+  input: string | Uint8Array,
+  options: ParseOptions = {},
+): PackedValue {
+  return parseWith(input, options, true);
+}
+
+function parseWith(input: string | Uint8Array, options: ParseOptions, pack: boolean): PackedValue {
   try {
-    return parse(input, options.uniqueNames ?? true);
+    return parse(input, options.uniqueNames ?? true, pack);
   } catch (err) {
     const error =
       err instanceof PtnError

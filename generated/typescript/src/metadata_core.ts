@@ -8,7 +8,13 @@
 // name in document order its grammar and its value, then the well-known names in schema
 // order, then the x-ptn-rules in schema order.
 
-import { type JsonValue, PtnError, parseJson, pointer } from "./strict_json.js";
+import {
+  NumberList,
+  type PackedValue,
+  PtnError,
+  parseJsonPacked,
+  pointer,
+} from "./strict_json.js";
 
 export const METADATA_MEMBER = "metadata.json";
 export const INT64_MIN = -(2n ** 63n);
@@ -51,10 +57,13 @@ export interface SchemaTables {
   readonly rules: readonly RuleSpec[];
 }
 
-interface Entry {
-  readonly kind: Kind;
-  readonly value: Value;
-}
+/**
+ * A validated value as stored: its kind follows from it (a bigint is an int, a number a
+ * float, a NumberList the ints or floats it says, a list its first item's kind). No
+ * object per name, and lists of numbers packed, so millions of values cost little more
+ * than the document.
+ */
+type Entry = Scalar | boolean[] | bigint[] | number[] | string[] | NumberList;
 
 const KIND_WORDS: Record<Kind, string> = {
   bool: "a bool",
@@ -122,8 +131,32 @@ function equal(a: Scalar, b: Scalar): boolean {
   return typeof a === "string" && typeof b === "string" && a === b;
 }
 
+function kindOf(entry: Entry): Kind {
+  if (entry instanceof NumberList) return entry.ints ? "ints" : "floats";
+  if (Array.isArray(entry)) return entry.length === 0 ? "list" : `${scalarKind(entry[0]!)}s`;
+  return scalarKind(entry);
+}
+
+function isListEntry(entry: Entry): entry is Exclude<Entry, Scalar> {
+  return Array.isArray(entry) || entry instanceof NumberList;
+}
+
+/** The value as the API shows it: a fresh array for a list (integers as bigint). */
+function valueOf(entry: Entry): Value {
+  if (entry instanceof NumberList) {
+    return entry.ints ? Array.from(entry.values, (v) => BigInt(v)) : Array.from(entry.values);
+  }
+  return Array.isArray(entry) ? (entry.slice() as Value) : entry;
+}
+
 function itemsOf(entry: Entry): readonly Scalar[] {
-  return Array.isArray(entry.value) ? (entry.value as readonly Scalar[]) : [entry.value as Scalar];
+  if (entry instanceof NumberList) return valueOf(entry) as readonly Scalar[];
+  return Array.isArray(entry) ? (entry as readonly Scalar[]) : [entry];
+}
+
+function lengthOf(entry: Entry): number {
+  if (entry instanceof NumberList) return entry.values.length;
+  return Array.isArray(entry) ? entry.length : 1;
 }
 
 function isList(kind: Kind): boolean {
@@ -131,7 +164,7 @@ function isList(kind: Kind): boolean {
 }
 
 /** Check one scalar (spec 9.2); `index` is its position in a list. */
-function scalar(value: JsonValue, name: string, index: number | null): Scalar {
+function scalar(value: PackedValue, name: string, index: number | null): Scalar {
   const where = index === null ? pointer(name) : pointer(name, index);
   switch (typeof value) {
     case "boolean":
@@ -173,26 +206,29 @@ function scalar(value: JsonValue, name: string, index: number | null): Scalar {
   );
 }
 
-/** Check one value; int/float mixes become float lists. */
-function entryOf(value: JsonValue, name: string): Entry {
-  if (!Array.isArray(value)) {
-    const item = scalar(value, name, null);
-    return { kind: scalarKind(item), value: item };
+/**
+ * Check one value; int/float mixes become float lists. `value` is the parser's own: a
+ * homogeneous list is kept as it is, not copied.
+ */
+function entryOf(value: PackedValue, name: string): Entry {
+  if (value instanceof NumberList) return value; // integers of 15 digits, finite floats
+  if (!Array.isArray(value)) return scalar(value, name, null);
+  if (value.length === 0) return [];
+  const first = scalarKind(scalar(value[0]!, name, 0));
+  let odd = -1;
+  let numbers = true;
+  for (let i = 1; i < value.length; i++) {
+    const kind = scalarKind(scalar(value[i]!, name, i));
+    if (kind !== first && odd < 0) odd = i;
+    numbers &&= kind === "int" || kind === "float";
   }
-  const items = value.map((item, i) => scalar(item, name, i));
-  if (items.length === 0) return { kind: "list", value: [] };
-  const kinds = new Set(items.map(scalarKind));
-  if (kinds.size === 1) {
-    return { kind: `${scalarKind(items[0]!)}s` as Kind, value: items as Value };
+  if (odd < 0) return value as Entry;
+  if (numbers && (first === "int" || first === "float")) {
+    return (value as (bigint | number)[]).map((v) => Number(v));
   }
-  if (kinds.size === 2 && kinds.has("int") && kinds.has("float")) {
-    return { kind: "floats", value: items.map((v) => Number(v)) };
-  }
-  const first = scalarKind(items[0]!);
-  const odd = items.findIndex((v) => scalarKind(v) !== first);
   throw metadataError(
     "metadata-mixed-list",
-    `list mixes ${PLURALS[first]} and ${PLURALS[scalarKind(items[odd]!)]} ` +
+    `list mixes ${PLURALS[first]} and ${PLURALS[scalarKind(value[odd] as Scalar)]} ` +
       "(only integers and floats may mix); lists must be homogeneous",
     pointer(name, odd),
   );
@@ -224,10 +260,11 @@ function checkName(name: string, tables: SchemaTables): void {
 
 function checkWellKnown(spec: WellKnownSpec, entry: Entry): void {
   const { name } = spec;
-  if (entry.kind !== spec.kind && !(entry.kind === "list" && isList(spec.kind))) {
+  const kind = kindOf(entry);
+  if (kind !== spec.kind && !(kind === "list" && isList(spec.kind))) {
     throw metadataError(
       "llm-wrong-type",
-      `${name} must be ${KIND_WORDS[spec.kind]}, got ${KIND_WORDS[entry.kind]}`,
+      `${name} must be ${KIND_WORDS[spec.kind]}, got ${KIND_WORDS[kind]}`,
       pointer(name),
     );
   }
@@ -239,7 +276,7 @@ function checkWellKnown(spec: WellKnownSpec, entry: Entry): void {
       pointer(name),
     );
   }
-  const list = Array.isArray(entry.value);
+  const list = isListEntry(entry);
   items.forEach((item, i) => {
     const where = list ? pointer(name, i) : pointer(name);
     if (spec.enum !== null && !spec.enum.some((choice) => equal(item, choice))) {
@@ -285,13 +322,13 @@ const KIND_CHECKERS: Record<RuleSpec["kind"], Checker> = {
   "equal-length"(rule, values) {
     const lengths = rule.names
       .filter((n) => values.has(n))
-      .map((n) => [n, itemsOf(values.get(n)!).length] as const);
+      .map((n) => [n, lengthOf(values.get(n)!)] as const);
     if (lengths.length === 0) return null;
     const count = rule.lengthName === undefined ? undefined : values.get(rule.lengthName);
     let expected: Scalar;
     let source: string;
-    if (count !== undefined && !Array.isArray(count.value)) {
-      expected = count.value as Scalar;
+    if (count !== undefined && !isListEntry(count)) {
+      expected = count;
       source = `${rule.lengthName} = ${text(expected)}`;
     } else {
       expected = lengths[0]![1];
@@ -312,12 +349,12 @@ const KIND_CHECKERS: Record<RuleSpec["kind"], Checker> = {
   /** Each value (or list item) of `names` is below the value of `bound`, when both exist. */
   "less-than"(rule, values) {
     const bound = rule.bound === undefined ? undefined : values.get(rule.bound);
-    if (bound === undefined || Array.isArray(bound.value)) return null;
-    const limit = bound.value as Scalar;
+    if (bound === undefined || isListEntry(bound)) return null;
+    const limit = bound;
     for (const name of rule.names) {
       const entry = values.get(name);
       if (entry === undefined) continue;
-      const list = Array.isArray(entry.value);
+      const list = isListEntry(entry);
       const items = itemsOf(entry);
       for (let i = 0; i < items.length; i++) {
         if (!less(items[i]!, limit)) {
@@ -335,13 +372,19 @@ const KIND_CHECKERS: Record<RuleSpec["kind"], Checker> = {
 };
 
 /** Check every rule of spec chapter 9 on a parsed document; return the values. */
-function validate(document: JsonValue, tables: SchemaTables): Map<string, Entry> {
+function validate(document: PackedValue, tables: SchemaTables): Map<string, Entry> {
   if (!(document instanceof Map)) {
     const type =
-      document === null ? "null" : Array.isArray(document) ? "list" : scalarKind(document);
+      document === null
+        ? "null"
+        : Array.isArray(document) || document instanceof NumberList
+          ? "list"
+          : scalarKind(document);
     throw metadataError("metadata-not-object", `metadata must be a JSON object, got ${type}`, "");
   }
-  const values = new Map<string, Entry>();
+  // The parser's own map takes the checked values in place (one map, not two; setting an
+  // existing name keeps the document order).
+  const values = document as Map<string, unknown> as Map<string, Entry>;
   for (const [name, raw] of document) {
     checkName(name, tables);
     values.set(name, entryOf(raw, name));
@@ -370,7 +413,7 @@ export class MetadataBase {
   readonly #values: ReadonlyMap<string, Entry>;
 
   protected constructor(input: string | Uint8Array, tables: SchemaTables) {
-    const document = parseJson(input, { member: METADATA_MEMBER });
+    const document = parseJsonPacked(input, { member: METADATA_MEMBER });
     this.#values = validate(document, tables);
   }
 
@@ -389,52 +432,52 @@ export class MetadataBase {
 
   /** bool/int/float/str, the same with "s" for lists, "list" for `[]`. */
   kind(name: string): Kind {
-    return this.#require(name).kind;
+    return kindOf(this.#require(name));
   }
 
   /** The value (a copy for lists); metadata-missing-name if absent. */
   value(name: string): Value {
-    const value = this.#require(name).value;
-    return Array.isArray(value) ? (value.slice() as Value) : value;
+    return valueOf(this.#require(name));
   }
 
   /** An integer (never a float or a bool); optional bounds for the caller's own range. */
   metadataInt(name: string, range: IntRange = {}): bigint {
-    const value = this.#read(name, ["int"], "int").value as bigint;
+    const value = this.#read(name, ["int"], "int") as bigint;
     return this.#bounded(name, [value], range)[0]!;
   }
 
   /** A list of integers (or `[]`). */
   metadataInts(name: string, range: IntRange = {}): bigint[] {
-    const value = this.#read(name, ["ints", "list"], "ints").value as bigint[];
-    return this.#bounded(name, value.slice(), range);
+    const value = valueOf(this.#read(name, ["ints", "list"], "ints")) as bigint[];
+    return this.#bounded(name, value, range);
   }
 
   /** A float; an integer is accepted and converted. */
   metadataFloat(name: string): number {
-    return Number(this.#read(name, ["float", "int"], "float").value as number | bigint);
+    return Number(this.#read(name, ["float", "int"], "float") as number | bigint);
   }
 
   /** A list of numbers (a float list, an integer list or `[]`). */
   metadataFloats(name: string): number[] {
-    const value = this.#read(name, ["floats", "ints", "list"], "floats").value;
-    return (value as (number | bigint)[]).map((v) => Number(v));
+    const entry = this.#read(name, ["floats", "ints", "list"], "floats");
+    if (entry instanceof NumberList) return Array.from(entry.values);
+    return (entry as (number | bigint)[]).map((v) => Number(v));
   }
 
   metadataStr(name: string): string {
-    return this.#read(name, ["str"], "str").value as string;
+    return this.#read(name, ["str"], "str") as string;
   }
 
   metadataStrs(name: string): string[] {
-    return (this.#read(name, ["strs", "list"], "strs").value as string[]).slice();
+    return (this.#read(name, ["strs", "list"], "strs") as string[]).slice();
   }
 
   metadataBool(name: string): boolean {
-    return this.#read(name, ["bool"], "bool").value as boolean;
+    return this.#read(name, ["bool"], "bool") as boolean;
   }
 
   metadataBools(name: string): boolean[] {
-    return (this.#read(name, ["bools", "list"], "bools").value as boolean[]).slice();
+    return (this.#read(name, ["bools", "list"], "bools") as boolean[]).slice();
   }
 
   // Well-known accessors: absent -> undefined (validation fixed the kind).
@@ -477,10 +520,11 @@ export class MetadataBase {
 
   #read(name: string, accepted: readonly Kind[], wanted: Kind): Entry {
     const entry = this.#require(name);
-    if (!accepted.includes(entry.kind)) {
+    const kind = kindOf(entry);
+    if (!accepted.includes(kind)) {
       throw metadataError(
         "metadata-wrong-kind",
-        `${name} is ${KIND_WORDS[entry.kind]}, not ${KIND_WORDS[wanted]}`,
+        `${name} is ${KIND_WORDS[kind]}, not ${KIND_WORDS[wanted]}`,
         pointer(name),
       );
     }

@@ -9,10 +9,11 @@
 // and its value, then the well-known names in schema order, then x-ptn-rules.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <iterator>
 #include <limits>
-#include <map>
 #include <optional>
 #include <regex>
 #include <string>
@@ -299,7 +300,7 @@ class Builder {
     if (depth_ == 0) return not_object("list");
     if (depth_ == 2) return nested();
     depth_ = 2;
-    items_.clear();
+    start_list();
     return true;
   }
   bool end_array() {
@@ -323,7 +324,7 @@ class Builder {
   }
 
   std::string where() const {
-    return depth_ == 2 ? pointer_to(name_, items_.size()) : pointer_to(name_);
+    return depth_ == 2 ? pointer_to(name_, count_) : pointer_to(name_);
   }
 
   bool not_object(const char* type) {
@@ -355,7 +356,7 @@ class Builder {
   bool scalar(Scalar v, const char* type) {
     if (depth_ == 0) return not_object(type);
     if (depth_ == 2) {
-      items_.push_back(std::move(v));
+      add_item(std::move(v));
       return true;
     }
     Value::Storage storage;
@@ -370,57 +371,112 @@ class Builder {
   }
 
   template <class T>
-  std::vector<T> collect() {
+  static void release(std::vector<T>& v) {
+    std::vector<T>().swap(v);
+  }
+
+  void start_list() {
+    count_ = 0;
+    first_ = 0;
+    odd_ = kNoItem;
+    odd_kind_ = 0;
+    for (bool& seen : seen_) seen = false;
+    bools_.clear();
+    ints_.clear();
+    floats_.clear();
+    strs_.clear();
+  }
+
+  /// The finished list: a short one copied into a vector of its size (the buffer serves
+  /// the next list), a long one handed over whole (no second copy of it at any time).
+  template <class T>
+  static std::vector<T> take(std::vector<T>& items) {
     std::vector<T> out;
-    out.reserve(items_.size());
-    for (auto& item : items_) {
-      if constexpr (std::is_same_v<T, double>) {
-        out.push_back(item.index() == 1 ? static_cast<double>(std::get<std::int64_t>(item))
-                                        : std::get<double>(item));
-      } else {
-        out.push_back(std::move(std::get<T>(item)));
-      }
+    if (items.size() > kShortList) {
+      out.swap(items);
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      out.assign(std::make_move_iterator(items.begin()), std::make_move_iterator(items.end()));
+    } else {
+      out.assign(items.begin(), items.end());
     }
     return out;
   }
 
-  bool finish_list() {
-    if (items_.empty()) {
-      out_.emplace_back(name_, Value(EmptyList{}));
-      return true;
+  /// Store one list item straight into the vector of its final kind: no variant per item,
+  /// so a long list costs its final representation (plus the vector's growth).
+  void add_item(Scalar v) {
+    const std::size_t k = v.index();
+    if (count_ == 0) {
+      first_ = k;
+    } else if (k != first_ && odd_ == kNoItem) {
+      odd_ = count_;
+      odd_kind_ = k;
     }
-    bool seen[4] = {false, false, false, false};
-    for (const auto& item : items_) seen[item.index()] = true;
-    const int count = seen[0] + seen[1] + seen[2] + seen[3];
+    seen_[k] = true;
+    ++count_;
+    switch (k) {
+      case 0: bools_.push_back(std::get<bool>(v)); break;
+      case 1:
+        if (seen_[2]) {
+          floats_.push_back(static_cast<double>(std::get<std::int64_t>(v)));
+        } else {
+          ints_.push_back(std::get<std::int64_t>(v));
+        }
+        break;
+      case 2:
+        if (!ints_.empty()) {  // an int/float mix reads as a float list
+          floats_.reserve(ints_.size() + 1);
+          for (std::int64_t item : ints_) floats_.push_back(static_cast<double>(item));
+          release(ints_);
+        }
+        floats_.push_back(std::get<double>(v));
+        break;
+      default: strs_.push_back(std::move(std::get<std::string>(v))); break;
+    }
+  }
+
+  bool finish_list() {
+    const int count = seen_[0] + seen_[1] + seen_[2] + seen_[3];
     Value::Storage storage;
-    if (count == 1 && seen[0]) {
-      storage = collect<bool>();
-    } else if (count == 1 && seen[1]) {
-      storage = collect<std::int64_t>();
-    } else if ((count == 1 && seen[2]) || (count == 2 && seen[1] && seen[2])) {
-      storage = collect<double>();
+    if (count_ == 0) {
+      storage = EmptyList{};
+    } else if (count == 1 && seen_[0]) {
+      storage = take(bools_);
+    } else if (count == 1 && seen_[1]) {
+      storage = take(ints_);
+    } else if ((count == 1 && seen_[2]) || (count == 2 && seen_[1] && seen_[2])) {
+      storage = take(floats_);
     } else if (count == 1) {
-      storage = collect<std::string>();
+      storage = take(strs_);
     } else {
-      const std::size_t first = items_[0].index();
-      std::size_t odd = 0;
-      while (items_[odd].index() == first) ++odd;
       return fail(metadata_error(
           "metadata-mixed-list",
-          std::string("list mixes ") + plural_words(first) + " and " +
-              plural_words(items_[odd].index()) +
+          std::string("list mixes ") + plural_words(first_) + " and " + plural_words(odd_kind_) +
               " (only integers and floats may mix); lists must be homogeneous",
-          pointer_to(name_, odd)));
+          pointer_to(name_, odd_)));
     }
     out_.emplace_back(name_, Value(std::move(storage)));
     return true;
   }
 
+  static constexpr std::size_t kNoItem = std::numeric_limits<std::size_t>::max();
+  static constexpr std::size_t kShortList = 4096;
+
   const SchemaTables& tables_;
   Entries& out_;
   int depth_ = 0;
   std::string name_;
-  std::vector<Scalar> items_;
+  // The list being parsed: its item count, the kind of its first item, the index and kind
+  // of its first item of another kind, which kinds it holds, and its items by final kind.
+  std::size_t count_ = 0;
+  std::size_t first_ = 0;
+  std::size_t odd_ = kNoItem;
+  std::size_t odd_kind_ = 0;
+  bool seen_[4] = {false, false, false, false};
+  std::vector<bool> bools_;
+  std::vector<std::int64_t> ints_;
+  std::vector<double> floats_;
+  std::vector<std::string> strs_;
 };
 
 }  // namespace detail
@@ -429,7 +485,7 @@ class Builder {
 /// well-known name; every failure is a ptn::Error with the rule id of spec.md.
 class MetadataBase {
  public:
-  bool contains(std::string_view name) const { return index_.find(name) != index_.end(); }
+  bool contains(std::string_view name) const { return find(name) != nullptr; }
   std::size_t size() const noexcept { return entries_.size(); }
   bool empty() const noexcept { return entries_.empty(); }
 
@@ -443,13 +499,13 @@ class MetadataBase {
 
   /// The value of `name`; metadata-missing-name if absent.
   const Value& value(std::string_view name) const {
-    const auto it = index_.find(name);
-    if (it == index_.end()) {
+    const Value* found = find(name);
+    if (found == nullptr) {
       throw detail::metadata_error("metadata-missing-name",
                                    "no metadata named '" + std::string(name) + "'",
                                    detail::pointer_to(std::string(name)));
     }
-    return entries_[it->second].second;
+    return *found;
   }
 
   Kind kind(std::string_view name) const { return value(name).kind(); }
@@ -537,7 +593,11 @@ class MetadataBase {
     nlohmann::json::sax_parse(data.data(), data.data() + data.size(), &builder,
                               nlohmann::json::input_format_t::json, true, false);
     if (builder.error) throw *builder.error;
-    for (std::size_t i = 0; i < entries_.size(); ++i) index_.emplace(entries_[i].first, i);
+    index_.resize(entries_.size());
+    for (std::size_t i = 0; i < entries_.size(); ++i) index_[i] = i;
+    std::sort(index_.begin(), index_.end(), [this](std::size_t a, std::size_t b) {
+      return entries_[a].first < entries_[b].first;
+    });
     for (const auto& spec : tables.well_known) check_well_known(spec);
     for (const auto& rule : tables.rules) check_rule(rule);
   }
@@ -623,9 +683,13 @@ class MetadataBase {
     return static_cast<T>(v);
   }
 
-  const Value* find(const std::string& name) const {
-    const auto it = index_.find(name);
-    return it == index_.end() ? nullptr : &entries_[it->second].second;
+  /// Binary search of index_ (strict_json::check rejected duplicate names).
+  const Value* find(std::string_view name) const {
+    const auto it = std::lower_bound(
+        index_.begin(), index_.end(), name,
+        [this](std::size_t i, std::string_view wanted) { return entries_[i].first < wanted; });
+    if (it == index_.end() || entries_[*it].first != name) return nullptr;
+    return &entries_[*it].second;
   }
 
   static Error llm_error(const char* rule, const std::string& message, std::string pointer) {
@@ -760,7 +824,9 @@ class MetadataBase {
   }
 
   detail::Entries entries_;
-  std::map<std::string, std::size_t, std::less<>> index_;
+  // Indices into entries_ sorted by name: 8 bytes a name, where a std::map node took ~80
+  // (a 64 MiB document of millions of names).
+  std::vector<std::size_t> index_;
 };
 
 }  // namespace ptn
