@@ -95,10 +95,14 @@ def _build_lock(name: str) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+class ToolchainMissing(RuntimeError):
+    """A compiler, runtime or library the runner needs is not installed (not a build failure)."""
+
+
 def _tool(name: str, what: str) -> str:
     found = shutil.which(name)
     if found is None:
-        raise RuntimeError(f"{what} needs `{name}`, which is not on PATH; {INSTALL_HINT}")
+        raise ToolchainMissing(f"{what} needs `{name}`, which is not on PATH; {INSTALL_HINT}")
     return found
 
 
@@ -146,7 +150,7 @@ def cpp_runner() -> Path:
         except RuntimeError as err:
             partial.unlink(missing_ok=True)
             if re.search(r"nlohmann/json\.hpp\W*(No such file|file not found)", str(err)):
-                raise RuntimeError(
+                raise ToolchainMissing(
                     "the C++ binding needs nlohmann/json (Debian/Ubuntu: apt-get install "
                     "nlohmann-json3-dev; elsewhere add its include directory to PTN_CXXFLAGS); "
                     f"{INSTALL_HINT}\n{err}"
@@ -186,7 +190,9 @@ def typescript_runner() -> list[str]:
     """The command of the TypeScript conformance runner, after `npm ci` and `tsc` if needed."""
     node = _tool("node", "the TypeScript conformance runner")
     if _node_major(node) < 20:
-        raise RuntimeError(f"the TypeScript conformance runner needs Node.js >= 20; {INSTALL_HINT}")
+        raise ToolchainMissing(
+            f"the TypeScript conformance runner needs Node.js >= 20; {INSTALL_HINT}"
+        )
     script = TS_DIR / "conformance_runner.mjs"
     manifests = [TS_DIR / "package.json", TS_DIR / "package-lock.json"]
     _require_generated([script, *manifests])
