@@ -37,7 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
-from ptn.errors import PtnError
+from ptn.buffers import open_regular
+from ptn.errors import PtnError, PtnIOError
 
 TEMP_NAME = ".{name}.{token}.tmp"
 """Temporary files beside a package; ``token`` is 8 lowercase hex digits."""
@@ -138,26 +139,6 @@ class EditSource:
             )
 
 
-def open_regular(path: str | os.PathLike[str]) -> int:
-    """A read-only descriptor of a regular file, or ``ptn-io-error``.
-
-    The open is non-blocking so that a FIFO or device named like a package is
-    refused at once instead of hanging.
-    """
-    name = os.fspath(path)
-    try:
-        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | _CLOEXEC)
-    except OSError as exc:
-        raise PtnError("ptn-io-error", f"cannot open {name!r}: {exc.strerror or exc}") from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise PtnError("ptn-io-error", f"{name!r} is not a regular file")
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
-
-
 def _lock(fd: int, path: Path, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     delay = 0.005
@@ -205,7 +186,7 @@ def edit_lock(
             break
         os.close(fd)
         if current is None:
-            raise PtnError("ptn-io-error", f"{os.fspath(target)!r} was removed during the edit")
+            raise PtnIOError(f"{os.fspath(target)!r} was removed during the edit")
     try:
         yield EditSource(target, fd, identity)
     finally:

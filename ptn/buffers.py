@@ -12,12 +12,14 @@ from __future__ import annotations
 import gc
 import mmap
 import os
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from ptn.atomic import open_regular
-from ptn.errors import PtnError
+from ptn.errors import PtnIOError
+
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 if TYPE_CHECKING:  # collections.abc.Buffer is 3.12+; annotations are never evaluated
     from typing_extensions import Buffer
@@ -29,6 +31,26 @@ def byte_view(buf: Buffer) -> memoryview:
     if view.ndim != 1 or view.format != "B":
         view = view.cast("B")
     return view
+
+
+def open_regular(path: str | os.PathLike[str]) -> int:
+    """A read-only descriptor of a regular file, or ``ptn-io-error``.
+
+    The open is non-blocking so that a FIFO or device named like a package is
+    refused at once instead of hanging.
+    """
+    name = os.fspath(path)
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | _CLOEXEC)
+    except OSError as exc:
+        raise PtnIOError(f"cannot open {name!r}: {exc.strerror or exc}", errno=exc.errno) from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise PtnIOError(f"{name!r} is not a regular file")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def map_fd(
@@ -46,7 +68,7 @@ def map_fd(
         access = mmap.ACCESS_COPY if copy else mmap.ACCESS_READ
         mm = mmap.mmap(fd, length, access=access, offset=offset)
     except OSError as exc:
-        raise PtnError("ptn-io-error", f"cannot map {name!r}: {exc.strerror or exc}") from None
+        raise PtnIOError(f"cannot map {name!r}: {exc.strerror or exc}", errno=exc.errno) from None
     return mm, memoryview(mm)
 
 

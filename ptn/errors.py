@@ -1,14 +1,18 @@
 """One error type and one finding shape for every rule of the spec.
 
 Rule ids are data (``PtnError.rule``), never parsed out of messages: callers
-branch on them, reports print them, and tests match them against spec.md.
+branch on them, reports print them. Every id is checked against the ids
+generated from spec.md's rule headings (``ptn_generated.rule_ids``) when a
+Finding is made, so a typo is a bug that fails at once, never a silent new rule.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
+
+from ptn_generated.rule_ids import SEVERITY
 
 Severity = Literal["error", "warning"]
 
@@ -28,12 +32,26 @@ def pointer(*tokens: str | int) -> str:
     return "".join("/" + escape_pointer_token(str(t)) for t in tokens)
 
 
+class UnknownRuleError(LookupError):
+    """A rule id that spec.md does not define: a bug in ptn (a typo), never the file's fault."""
+
+
+def _known(rule: str) -> None:
+    if rule not in SEVERITY:
+        raise UnknownRuleError(
+            f"{rule!r} is not a rule of spec.md; rule ids come from its `#### ` headings "
+            "(ptn_generated.rule_ids.Rule lists them)"
+        )
+
+
 class PtnError(ValueError):
     """A rule of the spec is broken (or a read asked for something absent).
 
-    ``rule`` is the stable id from spec.md, ``member`` the package member
-    (``metadata.json``...) or None, ``pointer`` a JSON pointer into that member
-    ("" for the whole document) or None where it does not apply.
+    It carries one ``Finding`` (``.finding``), the unit every layer reports in;
+    ``rule``, ``member``, ``pointer`` and ``message`` read from it. ``rule`` is
+    the stable id from spec.md, ``member`` the package member (``metadata.json``...)
+    or None, ``pointer`` a JSON pointer into that member ("" for the whole
+    document) or None where it does not apply.
     """
 
     def __init__(
@@ -44,24 +62,80 @@ class PtnError(ValueError):
         member: str | None = None,
         pointer: str | None = None,
     ) -> None:
-        self.rule = rule
-        self.message = message
-        self.member = member
-        self.pointer = pointer
+        self.finding = Finding(rule, "error", member, pointer, message)
         super().__init__(message)
 
+    @property
+    def rule(self) -> str:
+        return self.finding.rule
+
+    @property
+    def message(self) -> str:
+        return self.finding.message
+
+    @property
+    def member(self) -> str | None:
+        return self.finding.member
+
+    @property
+    def pointer(self) -> str | None:
+        return self.finding.pointer
+
     def with_member(self, member: str) -> PtnError:
-        """Return this error attributed to ``member`` (keeps an existing one)."""
-        if self.member is None:
-            self.member = member
-        return self
+        """This error attributed to ``member``: a copy, unless it already names one."""
+        if self.finding.member is not None:
+            return self
+        return _restore(
+            type(self), {**self.__dict__, "finding": replace(self.finding, member=member)}
+        )
+
+    def __reduce__(self) -> tuple[object, ...]:  # pickling (worker processes) keeps the finding
+        return (_restore, (type(self), self.__dict__))
 
     def to_finding(self, severity: Severity = "error") -> Finding:
-        return Finding(self.rule, severity, self.member, self.pointer, self.message)
+        if severity == self.finding.severity:
+            return self.finding
+        return replace(self.finding, severity=severity)
 
     def __str__(self) -> str:
         where = " ".join(p for p in (self.member, self.pointer) if p)
         return f"{self.rule}{' ' + where if where else ''}: {self.message}"
+
+
+def _restore(cls: type[PtnError], state: dict[str, object]) -> PtnError:
+    """An error of ``cls`` with ``state`` (its finding and any extra attributes)."""
+    error = cls.__new__(cls)
+    error.__dict__.update(state)
+    error.args = (error.finding.message,)
+    return error
+
+
+class PtnIOError(OSError, PtnError):
+    """``ptn-io-error``: the file could not be opened, mapped or read.
+
+    Both a PtnError (every rejection is one) and an OSError (what Python code
+    catches for I/O problems); ``errno`` is the operating system's, when known.
+    """
+
+    def __init__(self, message: str, *, errno: int | None = None) -> None:
+        PtnError.__init__(self, "ptn-io-error", message)
+        self.errno = errno
+
+    __str__ = PtnError.__str__
+
+    def with_member(self, member: str) -> PtnIOError:
+        if self.finding.member is not None:
+            return self
+        return _io_error(replace(self.finding, member=member), self.errno)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_io_error, (self.finding, self.errno))
+
+
+def _io_error(finding: Finding, errno: int | None) -> PtnIOError:
+    error = PtnIOError(finding.message, errno=errno)
+    error.finding = finding
+    return error
 
 
 @dataclass(frozen=True)
@@ -75,6 +149,9 @@ class Finding:
     message: str
     # A summary stands for this many findings of its rule that were not listed.
     more: int = field(default=0, compare=False)
+
+    def __post_init__(self) -> None:
+        _known(self.rule)
 
     def to_json(self) -> dict[str, str | None]:
         return {

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ptn.atomic import open_regular
-from ptn.errors import PtnError
+from ptn.errors import PtnError, PtnIOError
 from ptn.json_strict import MAX_JSON_BYTES, parse_json
 from ptn.metadata import Metadata
 
@@ -212,7 +212,7 @@ def _read(config: Mapping[str, Any] | str | os.PathLike[str]) -> Mapping[str, An
         with os.fdopen(fd, "rb") as file:
             data = file.read(MAX_JSON_BYTES + 1)
     except OSError as exc:
-        raise PtnError("ptn-io-error", f"cannot read {os.fspath(path)!r}: {exc}") from None
+        raise PtnIOError(f"cannot read {os.fspath(path)!r}: {exc}", errno=exc.errno) from None
     value = parse_json(data)
     if not isinstance(value, dict):
         raise PtnError("llm-config-invalid", "a config.json holds a JSON object", pointer="")

@@ -18,6 +18,7 @@ from pathlib import Path
 from tools import REPO_ROOT
 from tools.codegen.cpp import cpp_outputs
 from tools.codegen.python import python_outputs
+from tools.codegen.rule_ids import emit_rule_ids
 from tools.codegen.schema_info import read_schema_info
 from tools.codegen.spec_table import with_well_known_table
 from tools.codegen.typescript import typescript_outputs
@@ -53,7 +54,9 @@ def render_all(root: Path = REPO_ROOT) -> dict[str, str]:
         outputs.update({f"{GENERATED}/{k}": v for k, v in binding.items()})
     spec = root / "spec.md"
     if spec.is_file():
-        outputs["spec.md"] = with_well_known_table(spec.read_text(encoding="utf-8"), info)
+        spec_text = spec.read_text(encoding="utf-8")
+        outputs["spec.md"] = with_well_known_table(spec_text, info)
+        outputs[f"{GENERATED}/python/ptn_generated/rule_ids.py"] = emit_rule_ids(spec_text)
     return dict(sorted(outputs.items()))
 
 
