@@ -20,9 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from ptn.aliases import dumps_aliases, fold_duplicates, resolve
+from ptn.aliases import dumps_aliases, resolve
 from ptn.atomic import EditSource, edit_lock, replace_file
 from ptn.buffers import close_mapping, map_fd, map_file, open_regular
+from ptn.dedup import fold_duplicates
 from ptn.errors import Finding, PtnError
 from ptn.members import ALIASES, METADATA, PTG, SAFETENSORS, ptg_findings
 from ptn.metadata import Metadata

@@ -22,7 +22,7 @@ from ptn.buffers import mapped
 from ptn.errors import Finding, PtnError, Report, within_budget
 from ptn.members import ALIASES, METADATA, PTG, SAFETENSORS, membership_findings, ptg_findings
 from ptn.metadata import Metadata
-from ptn.tensors import TensorInfo, bool_findings, read_header
+from ptn.st_header import TensorInfo, bool_findings, read_header
 from ptn.zip import Member, check_crc, read_members
 
 

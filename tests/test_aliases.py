@@ -10,7 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ptn.aliases import MEMBER, dumps_aliases, fold_duplicates, read_aliases, resolve
+from ptn.aliases import MEMBER, dumps_aliases, read_aliases, resolve
+from ptn.dedup import fold_duplicates
 from ptn.errors import PtnError
 from ptn.tensors import build_image, read_header, tensor_bytes, tensor_view
 

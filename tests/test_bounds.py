@@ -43,6 +43,7 @@ from ptn.metadata import Metadata
 from ptn.tensors import ITEMSIZE, plan_layout
 from ptn.testing import hostile
 from ptn.testing.fuzz import check, check_bytes, corpus, mutated
+from ptn_generated.rule_ids import SEVERITY
 
 SLOW = settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
@@ -221,26 +222,29 @@ def finding(rule: str, n: int = 0) -> Finding:
 
 
 @given(
-    rules=st.lists(st.sampled_from(["zip-a", "st-b", "aliases-c", "json-d"]), max_size=1500),
+    rules=st.lists(
+        st.sampled_from(["zip-crc-mismatch", "st-bad-shape", "aliases-bad-entry", "json-syntax"]),
+        max_size=1500,
+    ),
     inner=st.integers(0, 10**6),
 )
 def test_budget_lists_at_most_its_numbers_and_counts_the_rest(rules: list[str], inner: int) -> None:
-    found = [finding(r) for r in rules] + ([finding("zip-a", inner)] if inner else [])
+    found = [finding(r) for r in rules] + ([finding("zip-crc-mismatch", inner)] if inner else [])
     out = list(within_budget(found))
     listed = Counter(f.rule for f in out if not f.more)
     summaries = {f.rule: f.more for f in out if f.more}
     assert all(n <= MAX_FINDINGS_PER_RULE for n in listed.values())
     assert sum(listed.values()) <= MAX_FINDINGS_PER_FILE
     assert out[len(out) - len(summaries) :] == [f for f in out if f.more]  # summaries last
-    expected = Counter(rules) + Counter({"zip-a": inner})
+    expected = Counter(rules) + Counter({"zip-crc-mismatch": inner})
     assert {r: listed[r] + summaries.get(r, 0) for r in expected} == dict(expected)
 
 
 def test_budget_total_over_many_rules() -> None:
     budget = FindingBudget()
-    for i in range(30):
+    for rule in sorted(SEVERITY)[:30]:  # 30 distinct rules
         for _ in range(60):
-            budget.append(finding(f"st-r{i}"))
+            budget.append(finding(rule))
     out = budget.finish()
     assert len([f for f in out if not f.more]) == MAX_FINDINGS_PER_FILE
     assert sum(f.more for f in out) == 30 * 60 - MAX_FINDINGS_PER_FILE

@@ -17,6 +17,18 @@ HAS_TORCH = importlib.util.find_spec("torch") is not None
 PROGRAM = b"\x10\x00\x00\x00NPTG" + bytes(56)
 
 
+def test_validation_and_the_cli_import_neither_numpy_nor_pydantic() -> None:
+    """What a pre-commit hook pays at start-up: the validation path stays light."""
+    code = (
+        "import sys, ptn\n"
+        f"assert ptn.validate({str(TINY)!r}).valid\n"
+        "from ptn.cli import main, runner\n"
+        "heavy = {'numpy', 'pydantic', 'ml_dtypes', 'multiprocessing'} & set(sys.modules)\n"
+        "assert not heavy, heavy\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
 def test_validate_load_and_cli_never_import_torch() -> None:
     code = (
         "import sys, ptn\n"

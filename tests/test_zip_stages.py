@@ -143,14 +143,14 @@ def test_stages_are_repeatable() -> None:
 def test_sink_caps_each_rule_and_summarises_last() -> None:
     sink = Sink()
     for i in range(MAX_FINDINGS_PER_RULE + 7):
-        sink.add("zip-a", f"m{i}", "x")
-        sink.add("zip-b", None, "w", "warning")
-    sink.add("zip-a", None, "as a warning", "warning")  # counted apart from the errors
+        sink.add("zip-crc-mismatch", f"m{i}", "x")
+        sink.add("zip-unaligned-member", None, "w", "warning")
+    sink.add("zip-crc-mismatch", None, "as a warning", "warning")  # counted apart from the errors
     found = sink.finish()
     listed = 2 * MAX_FINDINGS_PER_RULE + 1
     assert len(found) == listed + 2
-    assert found[0] == Finding("zip-a", "error", "m0", None, "x")
+    assert found[0] == Finding("zip-crc-mismatch", "error", "m0", None, "x")
     assert [(f.rule, f.severity, f.message) for f in found[listed:]] == [
-        ("zip-a", "error", "7 more findings of this rule are not listed"),
-        ("zip-b", "warning", "7 more findings of this rule are not listed"),
+        ("zip-crc-mismatch", "error", "7 more findings of this rule are not listed"),
+        ("zip-unaligned-member", "warning", "7 more findings of this rule are not listed"),
     ]

@@ -5,12 +5,14 @@ from __future__ import annotations
 import os
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from itertools import islice
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ptn.errors import Finding
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 
 def check_one(path: str, deep: bool, time_limit: float) -> tuple[str, list[Finding]]:
@@ -64,6 +66,10 @@ def run_all(
             if progress:
                 progress()
         return
+    # Imported here: a one-file run (a pre-commit hook) never pays for multiprocessing.
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     workers = min(jobs, len(files))
     pool = ProcessPoolExecutor(max_workers=workers)
     try:
@@ -96,6 +102,9 @@ def run_all(
 
 def _alone(path: str, deep: bool, time_limit: float) -> tuple[str, list[Finding]]:
     """Check one file in a worker of its own; its death is reported as this file's."""
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     with ProcessPoolExecutor(max_workers=1) as single:
         try:
             return single.submit(check_one, path, deep, time_limit).result()
