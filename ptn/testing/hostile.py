@@ -159,4 +159,35 @@ def seeds() -> dict[str, bytes]:
         "bool-2": bool_tensor(b"\x00\x01\x02"),
         "float-list": metadata_package(float_list(4_096)),
         "many-names": metadata_package(many_names(4_096)),
+        "shared-extras": shared_extras(64),
     }
+
+
+# -- zip directories -----------------------------------------------------------------------
+
+
+def shared_extras(entries: int, *, fields: int = 16_383) -> bytes:
+    """``entries`` central entries all pointing at one local header at offset 0 whose
+    65,532-byte extra block holds ``fields`` fields (empty ones, then one that pads).
+
+    ``fields=16_383`` is the amplifier: a reader that parses the local header once per
+    entry walks 16,383 fields per entry. ``fields=1`` (one field, same bytes) is its
+    control: same size, same entries, same findings.
+    """
+    block = 65_532
+    extra = struct.pack("<HH", 0xCAFE, 0) * (fields - 1)
+    pad = block - len(extra) - 4
+    extra += struct.pack("<HH", 0xCAFE, pad) + bytes(pad)
+    name = b"program.ptg"
+    local = struct.pack("<4s5H3I2H", b"PK\x03\x04", 20, 0, 0, 0, 0, 0, 0, 0, len(name), block)
+    local += name + extra
+    central = bytearray()
+    for i in range(entries):
+        raw = b"%x" % i
+        central += struct.pack(
+            "<4s6H3I5H2I", b"PK\x01\x02", 20, 20, 0, 0, 0, 0, 0, 0, 0, len(raw), 0, 0, 0, 0, 0, 0
+        )
+        central += raw
+    n = min(entries, 0xFFFF)
+    eocd = struct.pack("<4s4H2IH", b"PK\x05\x06", 0, 0, n, n, len(central), len(local), 0)
+    return local + bytes(central) + eocd
