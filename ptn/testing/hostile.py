@@ -11,6 +11,8 @@ from __future__ import annotations
 import io
 import json
 import struct
+import zipfile
+import zlib
 from collections.abc import Callable
 
 from ptn.json_strict import PARSE_DEPTH_CAP
@@ -160,6 +162,8 @@ def seeds() -> dict[str, bytes]:
         "float-list": metadata_package(float_list(4_096)),
         "many-names": metadata_package(many_names(4_096)),
         "shared-extras": shared_extras(64),
+        "descriptor-decoy": descriptor_decoy(),
+        "unicode-path": unicode_path_extra(),
     }
 
 
@@ -191,3 +195,46 @@ def shared_extras(entries: int, *, fields: int = 16_383) -> bytes:
     n = min(entries, 0xFFFF)
     eocd = struct.pack("<4s4H2IH", b"PK\x05\x06", 0, 0, n, n, len(central), len(local), 0)
     return local + bytes(central) + eocd
+
+
+class _Unseekable(io.RawIOBase):
+    """A write-only stream: zipfile then follows each member with a data descriptor."""
+
+    def __init__(self) -> None:
+        self.buf = bytearray()
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, b: bytes) -> int:  # type: ignore[override]
+        self.buf += b
+        return len(b)
+
+
+def descriptor_decoy() -> bytes:
+    """A stored ``program.ptg`` with a data descriptor (flag bit 3) whose data holds a
+    fake descriptor after 64 bytes, then a decoy local header: a reader that walks local
+    headers and ends the data at the first matching descriptor returns the decoy."""
+    decoy_data = b"\x10\x00\x00\x00NPTG" + b"\xee" * 56
+    decoy = struct.pack(
+        "<4s5H3I2H", b"PK\x03\x04", 20, 0, 0, 0, 0, zlib.crc32(decoy_data), 64, 64, 11, 0
+    )
+    fake = struct.pack("<4s3I", b"PK\x07\x08", zlib.crc32(PROGRAM), len(PROGRAM), len(PROGRAM))
+    out = _Unseekable()
+    with zipfile.ZipFile(out, "w") as z:
+        z.writestr("program.ptg", PROGRAM + fake + decoy + b"program.ptg" + decoy_data)
+    return bytes(out.buf)
+
+
+def unicode_path_extra(tag: int = 0x7075) -> bytes:
+    """``program.ptg`` plus a member whose headers carry an Info-ZIP Unicode Path (or,
+    with ``tag=0x6375``, Comment) extra field naming it ``aliases.json`` for ``unzip``."""
+    shown = b"aliases.json"
+    payload = struct.pack("<BI", 1, zlib.crc32(b"notes.bin")) + shown
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:
+        z.writestr("program.ptg", PROGRAM)
+        info = zipfile.ZipInfo("notes.bin")
+        info.extra = struct.pack("<HH", tag, len(payload)) + payload
+        z.writestr(info, b"{}")
+    return out.getvalue()

@@ -15,7 +15,7 @@ from __future__ import annotations
 import struct
 from typing import Literal, NamedTuple
 
-from ptn.zip.central import CentralEntry
+from ptn.zip.central import CentralEntry, report_flags, report_unicode_extra
 from ptn.zip.sink import Sink
 from ptn.zip.structs import (
     FLAG_DESCRIPTOR,
@@ -27,7 +27,7 @@ from ptn.zip.structs import (
     SIG_LFH,
     sig_at,
 )
-from ptn.zip.zip64 import Zip64, resolve_zip64
+from ptn.zip.zip64 import Zip64, resolve_zip64, unicode_extra
 
 # Flag bits that change how a reader finds or decodes a member: local and central must agree.
 _FLAGS_COMPARED = FLAG_ENCRYPTED | FLAG_DESCRIPTOR | FLAG_STRONG_ENCRYPTION | FLAG_UTF8
@@ -48,6 +48,7 @@ class LocalHeader(NamedTuple):
     raw_name: bytes
     data_offset: int
     zip64: Zip64
+    unicode: int | None  # id of an Info-ZIP Unicode extra field, if one is there
 
 
 class Placed(NamedTuple):
@@ -73,12 +74,13 @@ def read_local_header(mv: memoryview, offset: int, area_end: int) -> LocalHeader
     if data > area_end:
         return "overruns"
     stored = (usize, csize)
-    z = resolve_zip64(mv, name_at + name_len, data, stored)
+    extra_at = name_at + name_len
+    z = resolve_zip64(mv, extra_at, data, stored)
     if z.saturated and (resolved := z.resolve(stored)) is not None:
         usize, csize = resolved
-    return LocalHeader(
-        flags, method, crc, usize, csize, bytes(mv[name_at : name_at + name_len]), data, z
-    )
+    unicode = unicode_extra(mv, extra_at, data) if extra_len else None
+    raw_name = bytes(mv[name_at:extra_at])
+    return LocalHeader(flags, method, crc, usize, csize, raw_name, data, z, unicode)
 
 
 Headers = dict[int, LocalHeader | LocalProblem]
@@ -118,6 +120,18 @@ def check_local_header(
             f"the local header of member {label} has 32-bit sizes 0xFFFFFFFF but "
             "no zip64 extra field large enough to give the real sizes",
         )
+    elif local.zip64.payload not in (None, 8 * len(local.zip64.saturated)):
+        sink.add(
+            "zip-bad-zip64",
+            member,
+            f"the local zip64 extra field of member {label} is {local.zip64.payload} "
+            f"bytes; its saturated sizes ({', '.join(local.zip64.saturated) or 'none'}) "
+            f"need exactly {8 * len(local.zip64.saturated)}",
+        )
+    if local_only := local.flags & ~e.flags & ~_FLAGS_COMPARED:
+        report_flags(member, label, "local", local_only, sink)
+    if local.unicode is not None:
+        report_unicode_extra(member, label, "local", local.unicode, sink)
     descriptor = bool(e.flags & FLAG_DESCRIPTOR) and bool(local.flags & FLAG_DESCRIPTOR)
     if (local.crc32, local.csize, local.usize) != (e.crc32, e.csize, e.usize):
         for what, value, central in (
