@@ -69,20 +69,6 @@ def with_zipfile(
     return out.getvalue()
 
 
-class _Unseekable(io.RawIOBase):
-    """A write-only stream: makes zipfile use data descriptors (flag bit 3)."""
-
-    def __init__(self) -> None:
-        self.buf = bytearray()
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, b: bytes) -> int:  # type: ignore[override]
-        self.buf += b
-        return len(b)
-
-
 def rules(findings: list[Finding], severity: str | None = None) -> set[str]:
     return {f.rule for f in findings if severity is None or f.severity == severity}
 
@@ -254,7 +240,7 @@ def test_reader_on_zipfile_archive_only_warns_about_alignment() -> None:
 def test_reader_rejects_data_descriptors_but_still_places_them() -> None:
     """Each member is one zip-data-descriptor; its descriptor still counts as its own
     bytes, so nothing else is reported and the members are still read."""
-    sink = _Unseekable()
+    sink = hostile.Unseekable()
     with zipfile.ZipFile(sink, "w") as z:
         for name, payload in MEMBERS.items():
             z.writestr(name, payload)

@@ -197,7 +197,7 @@ def shared_extras(entries: int, *, fields: int = 16_383) -> bytes:
     return local + bytes(central) + eocd
 
 
-class _Unseekable(io.RawIOBase):
+class Unseekable(io.RawIOBase):
     """A write-only stream: zipfile then follows each member with a data descriptor."""
 
     def __init__(self) -> None:
@@ -220,7 +220,7 @@ def descriptor_decoy() -> bytes:
         "<4s5H3I2H", b"PK\x03\x04", 20, 0, 0, 0, 0, zlib.crc32(decoy_data), 64, 64, 11, 0
     )
     fake = struct.pack("<4s3I", b"PK\x07\x08", zlib.crc32(PROGRAM), len(PROGRAM), len(PROGRAM))
-    out = _Unseekable()
+    out = Unseekable()
     with zipfile.ZipFile(out, "w") as z:
         z.writestr("program.ptg", PROGRAM + fake + decoy + b"program.ptg" + decoy_data)
     return bytes(out.buf)
