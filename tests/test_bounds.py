@@ -286,6 +286,39 @@ def test_report_schema_states_the_budget() -> None:
     assert "100" in text and "1,000" in text
 
 
+def best_time(fn: Callable[[], Any], runs: int = 3) -> float:
+    fn()  # warm-up
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - start)
+    return min(samples)
+
+
+def test_entries_sharing_an_amplifying_local_header_cost_what_their_bytes_cost(
+    tmp_path: Path,
+) -> None:
+    """10,000 entries on one local header with 16,383 extra fields, against the same
+    bytes with one extra field: parsed once per entry, the first took ~37x the second
+    at 3,000 entries (and grows with the entry count); parsed once, about 1x."""
+    hostile_path, control_path = tmp_path / "amplified.ptn", tmp_path / "control.ptn"
+    hostile_path.write_bytes(hostile.shared_extras(10_000))
+    control_path.write_bytes(hostile.shared_extras(10_000, fields=1))
+    assert hostile_path.stat().st_size == control_path.stat().st_size
+    verdict = ptn.validate(hostile_path)
+    assert not verdict.valid
+    assert (
+        {f.rule for f in verdict.findings}
+        == {f.rule for f in ptn.validate(control_path).findings}
+        >= {"zip-overlapping-entries"}
+    )
+    ratio = best_time(lambda: ptn.validate(hostile_path)) / best_time(
+        lambda: ptn.validate(control_path)
+    )
+    assert ratio < 3, f"16,383 extra fields took {ratio:.1f}x the time of one"
+
+
 # -- D. tensors ------------------------------------------------------------------------------
 
 

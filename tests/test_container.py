@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ptn.errors import Finding, PtnError
+from ptn.testing import hostile
 from ptn.zip import (
     ALIGNMENT,
     MAX_MEMBERS,
@@ -66,20 +67,6 @@ def with_zipfile(
                 z.writestr(name, data)
             z.comment = comment
     return out.getvalue()
-
-
-class _Unseekable(io.RawIOBase):
-    """A write-only stream: makes zipfile use data descriptors (flag bit 3)."""
-
-    def __init__(self) -> None:
-        self.buf = bytearray()
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, b: bytes) -> int:  # type: ignore[override]
-        self.buf += b
-        return len(b)
 
 
 def rules(findings: list[Finding], severity: str | None = None) -> set[str]:
@@ -250,14 +237,17 @@ def test_reader_on_zipfile_archive_only_warns_about_alignment() -> None:
     assert contents(data, members) == MEMBERS
 
 
-def test_reader_accepts_data_descriptors() -> None:
-    sink = _Unseekable()
+def test_reader_rejects_data_descriptors_but_still_places_them() -> None:
+    """Each member is one zip-data-descriptor; its descriptor still counts as its own
+    bytes, so nothing else is reported and the members are still read."""
+    sink = hostile.Unseekable()
     with zipfile.ZipFile(sink, "w") as z:
         for name, payload in MEMBERS.items():
             z.writestr(name, payload)
     data = bytes(sink.buf)
     members, findings = read_members(data)
-    assert rules(findings) <= {"zip-unaligned-member"}
+    errors = [(f.rule, f.member) for f in findings if f.severity == "error"]
+    assert errors == [("zip-data-descriptor", name) for name in MEMBERS]
     assert contents(data, members) == MEMBERS
 
 
@@ -570,3 +560,68 @@ def test_random_field_values(seed: bytes, pos: int, width_pick: int, value: int)
     value &= (1 << (8 * struct.calcsize(fmt))) - 1
     at = pos % (len(seed) - struct.calcsize(fmt))
     _survives(patch(seed, at, fmt, value))
+
+
+# -- ambiguities closed: features that let two readers see two packages --------------------
+
+
+def test_descriptor_with_a_decoy_local_header_is_rejected() -> None:
+    data = hostile.descriptor_decoy()
+    assert _error_rules(data) == {"zip-data-descriptor"}
+
+
+@pytest.mark.parametrize("tag", [0x7075, 0x6375])
+def test_unicode_path_or_comment_extra_is_rejected(tag: int) -> None:
+    findings = read_members(hostile.unicode_path_extra(tag))[1]
+    errors = [(f.rule, f.member) for f in findings if f.severity == "error"]
+    assert errors == [("zip-unicode-path-extra", "notes.bin")] * 2  # central, then local
+
+
+def test_nonzero_disk_number_start_is_rejected() -> None:
+    data = write(MEMBERS)
+    mutated = patch(data, cd_entries(data)["aliases.json"] + 34, "<H", 1)
+    findings = read_members(mutated)[1]
+    assert [(f.rule, f.member) for f in findings] == [("zip-not-a-zip", "aliases.json")]
+
+
+def test_zip64_extensible_data_sector_is_rejected() -> None:
+    data = write(MEMBERS, zip64_limit=100)
+    rec, loc = data.rindex(b"PK\x06\x06"), data.rindex(b"PK\x06\x07")
+    assert read_members(data)[1] == [] and loc - rec == 56
+    sector = b"\x00\x00\x04\x00abcd"  # one extensible-data field
+    grown = data[:loc] + sector + data[loc:]
+    grown = patch(grown, rec + 4, "<Q", 44 + len(sector))
+    findings = read_members(grown)[1]
+    assert [f.rule for f in findings] == ["zip-bad-zip64"]
+    assert "extensible data" in findings[0].message
+
+
+@pytest.mark.parametrize(
+    ("local", "central", "where"),
+    [(0x0002, 0, "local"), (0, 0x0004, "central"), (0x4000, 0x4000, "central")],
+)
+def test_flag_bits_other_than_utf8_are_rejected(local: int, central: int, where: str) -> None:
+    data = write(MEMBERS)
+    mutated = patch(data, 6, "<H", local)
+    mutated = patch(mutated, cd_entries(data)["program.ptg"] + 8, "<H", central)
+    findings = read_members(mutated)[1]
+    assert [(f.rule, f.member) for f in findings] == [("zip-bad-flags", "program.ptg")]
+    assert f"the {where} header" in findings[0].message
+
+
+def test_flag_bits_writers_use_stay_valid() -> None:
+    """ptn's writer and zipfile's seekable writer set at most bit 11 on STORED members."""
+    names = {"program.ptg": b"x", "métadata.json": b"{}"}
+    for data in (write(names), with_zipfile(names.items())):
+        assert _error_rules(data) == set()
+
+
+def test_local_zip64_extra_holds_exactly_the_saturated_sizes() -> None:
+    data = write({"big": bytes(300)}, zip64_limit=100)
+    assert read_members(data)[1] == []
+    assert struct.unpack_from("<II", data, 18) == (0xFFFFFFFF, 0xFFFFFFFF)
+    # the compressed size given in 32 bits: the 16-byte zip64 field now holds one extra value
+    mutated = patch(data, 18, "<I", 300)
+    findings = read_members(mutated)[1]
+    assert [f.rule for f in findings] == ["zip-bad-zip64"]
+    assert "need exactly 8" in findings[0].message

@@ -22,7 +22,7 @@ from ptn.zip.ends import locate_directory
 from ptn.zip.local import LocalHeader, read_local_header
 from ptn.zip.sink import Sink
 from ptn.zip.structs import U32_MAX
-from ptn.zip.zip64 import NOTHING, Zip64, resolve_zip64, zip64_payload
+from ptn.zip.zip64 import NOTHING, Zip64, resolve_zip64, unicode_extra, zip64_payload
 
 DATA = {"a.bin": bytes(range(256)) * 3, "b.bin": b"xy", "c.bin": b""}
 
@@ -110,6 +110,18 @@ def test_zip64_payload_finds_the_one_zip64_field(fields: list[tuple[int, bytes]]
         assert (
             zip64_payload(block, 0, len(block) - 1) is False
         )  # the last field now runs past the block
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from([0x0001, 0x7075, 0x6375, 0xA11E]), st.binary(max_size=9)),
+        max_size=5,
+    )
+)
+def test_unicode_extra_finds_the_first_unicode_field(fields: list[tuple[int, bytes]]) -> None:
+    block = b"".join(field(tag, payload) for tag, payload in fields)
+    unicode = [tag for tag, _ in fields if tag in (0x7075, 0x6375)]
+    assert unicode_extra(block, 0, len(block)) == (unicode[0] if unicode else None)
 
 
 # -- stages return data and can be run again ------------------------------------------------

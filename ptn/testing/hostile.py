@@ -11,6 +11,8 @@ from __future__ import annotations
 import io
 import json
 import struct
+import zipfile
+import zlib
 from collections.abc import Callable
 
 from ptn.json_strict import PARSE_DEPTH_CAP
@@ -159,4 +161,80 @@ def seeds() -> dict[str, bytes]:
         "bool-2": bool_tensor(b"\x00\x01\x02"),
         "float-list": metadata_package(float_list(4_096)),
         "many-names": metadata_package(many_names(4_096)),
+        "shared-extras": shared_extras(64),
+        "descriptor-decoy": descriptor_decoy(),
+        "unicode-path": unicode_path_extra(),
     }
+
+
+# -- zip directories -----------------------------------------------------------------------
+
+
+def shared_extras(entries: int, *, fields: int = 16_383) -> bytes:
+    """``entries`` central entries all pointing at one local header at offset 0 whose
+    65,532-byte extra block holds ``fields`` fields (empty ones, then one that pads).
+
+    ``fields=16_383`` is the amplifier: a reader that parses the local header once per
+    entry walks 16,383 fields per entry. ``fields=1`` (one field, same bytes) is its
+    control: same size, same entries, same findings.
+    """
+    block = 65_532
+    extra = struct.pack("<HH", 0xCAFE, 0) * (fields - 1)
+    pad = block - len(extra) - 4
+    extra += struct.pack("<HH", 0xCAFE, pad) + bytes(pad)
+    name = b"program.ptg"
+    local = struct.pack("<4s5H3I2H", b"PK\x03\x04", 20, 0, 0, 0, 0, 0, 0, 0, len(name), block)
+    local += name + extra
+    central = bytearray()
+    for i in range(entries):
+        raw = b"%x" % i
+        central += struct.pack(
+            "<4s6H3I5H2I", b"PK\x01\x02", 20, 20, 0, 0, 0, 0, 0, 0, 0, len(raw), 0, 0, 0, 0, 0, 0
+        )
+        central += raw
+    n = min(entries, 0xFFFF)
+    eocd = struct.pack("<4s4H2IH", b"PK\x05\x06", 0, 0, n, n, len(central), len(local), 0)
+    return local + bytes(central) + eocd
+
+
+class Unseekable(io.RawIOBase):
+    """A write-only stream: zipfile then follows each member with a data descriptor."""
+
+    def __init__(self) -> None:
+        self.buf = bytearray()
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, b: bytes) -> int:  # type: ignore[override]
+        self.buf += b
+        return len(b)
+
+
+def descriptor_decoy() -> bytes:
+    """A stored ``program.ptg`` with a data descriptor (flag bit 3) whose data holds a
+    fake descriptor after 64 bytes, then a decoy local header: a reader that walks local
+    headers and ends the data at the first matching descriptor returns the decoy."""
+    decoy_data = b"\x10\x00\x00\x00NPTG" + b"\xee" * 56
+    decoy = struct.pack(
+        "<4s5H3I2H", b"PK\x03\x04", 20, 0, 0, 0, 0, zlib.crc32(decoy_data), 64, 64, 11, 0
+    )
+    fake = struct.pack("<4s3I", b"PK\x07\x08", zlib.crc32(PROGRAM), len(PROGRAM), len(PROGRAM))
+    out = Unseekable()
+    with zipfile.ZipFile(out, "w") as z:
+        z.writestr("program.ptg", PROGRAM + fake + decoy + b"program.ptg" + decoy_data)
+    return bytes(out.buf)
+
+
+def unicode_path_extra(tag: int = 0x7075) -> bytes:
+    """``program.ptg`` plus a member whose headers carry an Info-ZIP Unicode Path (or,
+    with ``tag=0x6375``, Comment) extra field naming it ``aliases.json`` for ``unzip``."""
+    shown = b"aliases.json"
+    payload = struct.pack("<BI", 1, zlib.crc32(b"notes.bin")) + shown
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:
+        z.writestr("program.ptg", PROGRAM)
+        info = zipfile.ZipInfo("notes.bin")
+        info.extra = struct.pack("<HH", tag, len(payload)) + payload
+        z.writestr(info, b"{}")
+    return out.getvalue()

@@ -16,15 +16,17 @@ from ptn.zip.ends import EndRecords
 from ptn.zip.sink import Sink
 from ptn.zip.structs import (
     CDH,
+    FLAG_DESCRIPTOR,
     FLAG_ENCRYPTED,
     FLAG_MASKED_HEADERS,
     FLAG_PATCHED,
     FLAG_STRONG_ENCRYPTION,
+    FLAGS_WITH_A_RULE,
     SIG_CDH,
     U16_MAX,
     VERSION_ZIP64,
 )
-from ptn.zip.zip64 import resolve_zip64
+from ptn.zip.zip64 import resolve_zip64, unicode_extra
 
 _FLAGS_ENCRYPTION = FLAG_ENCRYPTED | FLAG_STRONG_ENCRYPTION | FLAG_MASKED_HEADERS
 _METHOD_NAMES = {
@@ -134,6 +136,15 @@ def central_entry(
     (_, _, needed, flags, method, _, _, crc, csize, usize, _, _, _, disk, _, _, offset) = header
     name, label = _name(i, raw, sink)
     _check_fields(name, label, needed, flags, method, sink)
+    if disk != 0:
+        sink.add(
+            "zip-not-a-zip",
+            name,
+            f"member {label} starts on disk {disk}; a .ptn is a single-file archive, "
+            "so every disk number is 0",
+        )
+    if extra_at != extra_end and (tag := unicode_extra(mv, extra_at, extra_end)) is not None:
+        report_unicode_extra(name, label, "central", tag, sink)
     stored = (usize, csize, offset)
     z = resolve_zip64(mv, extra_at, extra_end, stored)
     if z.malformed:
@@ -232,6 +243,38 @@ def _check_fields(
             f"member {label} sets flag bit 5 (compressed patched data); .ptn members "
             "are plain STORED data",
         )
+    if flags & FLAG_DESCRIPTOR:
+        sink.add(
+            "zip-data-descriptor",
+            name,
+            f"member {label} sets flag bit 3 (a data descriptor follows the data); .ptn "
+            "writers know every size before the data, and a descriptor lets a reader "
+            "walking local headers find the data's end elsewhere than the directory says",
+        )
+    if flags & ~FLAGS_WITH_A_RULE:
+        report_flags(name, label, "central", flags & ~FLAGS_WITH_A_RULE, sink)
+
+
+def report_unicode_extra(name: str | None, label: str, where: str, tag: int, sink: Sink) -> None:
+    """An Info-ZIP Unicode field (id ``tag``) in a header's extra fields."""
+    sink.add(
+        "zip-unicode-path-extra",
+        name,
+        f"the {where} header of member {label} carries an Info-ZIP Unicode "
+        f"{'Path' if tag == 0x7075 else 'Comment'} extra field (0x{tag:04x}); readers "
+        "that honour it see another name than those that do not, so .ptn headers "
+        "carry none",
+    )
+
+
+def report_flags(name: str | None, label: str, where: str, bits: int, sink: Sink) -> None:
+    """Flag bits set in a header that no rule allows."""
+    sink.add(
+        "zip-bad-flags",
+        name,
+        f"the {where} header of member {label} sets general-purpose flag bits "
+        f"0x{bits:04x}; a .ptn member may set only bit 11 (UTF-8 name)",
+    )
 
 
 def _method_name(method: int) -> str:

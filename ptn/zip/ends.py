@@ -225,6 +225,13 @@ def _read_zip64(mv: memoryview, p: int, eocd: tuple[int, ...], sink: Sink) -> _Z
             f"the zip64 end record at offset {rec} declares {rest} more bytes, but "
             f"{loc - rec - 12} lie between its size field and the locator",
         )
+    elif rest != 44:
+        sink.add(
+            "zip-bad-zip64",
+            None,
+            f"the zip64 end record at offset {rec} carries {rest - 44} bytes of "
+            "extensible data after its 44 bytes of fields; a .ptn has none",
+        )
     if disk != 0 or disk_cd != 0 or n_disk != n_total:
         raise PtnError(
             "zip-not-a-zip",

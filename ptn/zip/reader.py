@@ -32,7 +32,7 @@ from ptn.errors import Finding
 from ptn.zip.central import CentralEntry, read_directory
 from ptn.zip.ends import locate_directory
 from ptn.zip.layout import check_layout
-from ptn.zip.local import Placed, check_local_header
+from ptn.zip.local import Headers, Placed, check_local_header
 from ptn.zip.sink import Sink
 from ptn.zip.structs import ALIGNMENT, Member
 
@@ -76,8 +76,9 @@ def _place_entries(
     """
     placed: list[Placed] = []
     first: dict[str, int] = {}
+    headers: Headers = {}
     for e in entries:
-        placement = check_local_header(mv, e, area_end, sink)
+        placement = check_local_header(mv, e, area_end, sink, headers)
         if placement is not None:
             placed.append(placement)
         if e.name is None:

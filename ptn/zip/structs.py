@@ -19,6 +19,9 @@ ALIGN_EXTRA_ID = 0xA11E
 """Private extra-field id whose zero payload pads a local header to align the data."""
 ZIP64_EXTRA_ID = 0x0001
 """Extra-field id of the zip64 values of a header."""
+UNICODE_EXTRA_IDS = (0x7075, 0x6375)
+"""Info-ZIP Unicode Path and Unicode Comment extra fields: they rename a member (or
+replace its comment) for the readers that honour them, and only for those."""
 
 U16_MAX = 0xFFFF
 U32_MAX = 0xFFFFFFFF  # a saturated 32-bit field: the real value is in a zip64 record
@@ -43,6 +46,15 @@ FLAG_PATCHED = 0x0020  # "compressed patched data": a compression scheme
 FLAG_STRONG_ENCRYPTION = 0x0040
 FLAG_UTF8 = 0x0800
 FLAG_MASKED_HEADERS = 0x2000  # central-directory encryption masks local header values
+FLAGS_WITH_A_RULE = (
+    FLAG_ENCRYPTED
+    | FLAG_DESCRIPTOR
+    | FLAG_PATCHED
+    | FLAG_STRONG_ENCRYPTION
+    | FLAG_UTF8
+    | FLAG_MASKED_HEADERS
+)
+"""The flag bits a rule of its own speaks about; any other set bit is ``zip-bad-flags``."""
 
 VERSION_STORED = 20  # 2.0: stored files
 VERSION_ZIP64 = 45  # 4.5: zip64

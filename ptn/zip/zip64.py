@@ -12,7 +12,7 @@ from __future__ import annotations
 import struct
 from typing import Literal, NamedTuple
 
-from ptn.zip.structs import U32_MAX, ZIP64_EXTRA_ID
+from ptn.zip.structs import U32_MAX, UNICODE_EXTRA_IDS, ZIP64_EXTRA_ID
 
 ZIP64_FIELDS = ("uncompressed size", "compressed size", "local header offset")
 """The values a zip64 extra field can carry, in the order it carries them."""
@@ -36,6 +36,18 @@ def zip64_payload(buf: bytes | memoryview, start: int, end: int) -> bytes | Lite
                 return False
             found = bytes(buf[at:pos])
     return found if pos == end else False
+
+
+def unicode_extra(buf: bytes | memoryview, start: int, end: int) -> int | None:
+    """The id of the first Info-ZIP Unicode Path or Comment field of the extra-field
+    block ``buf[start:end]``, None when it has none (a malformed tail is not read)."""
+    pos = start
+    while pos + 4 <= end:
+        tag, length = _FIELD_HEAD.unpack_from(buf, pos)
+        if tag in UNICODE_EXTRA_IDS:
+            return int(tag)
+        pos += 4 + length
+    return None
 
 
 class Zip64(NamedTuple):
