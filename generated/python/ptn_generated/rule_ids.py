@@ -26,6 +26,9 @@ class Rule(StrEnum):
     ZIP_MEMBER_OUT_OF_BOUNDS = 'zip-member-out-of-bounds'
     ZIP_OVERLAPPING_ENTRIES = 'zip-overlapping-entries'
     ZIP_BAD_ZIP64 = 'zip-bad-zip64'
+    ZIP_DATA_DESCRIPTOR = 'zip-data-descriptor'
+    ZIP_UNICODE_PATH_EXTRA = 'zip-unicode-path-extra'
+    ZIP_BAD_FLAGS = 'zip-bad-flags'
     ZIP_CRC_MISMATCH = 'zip-crc-mismatch'
     ZIP_UNALIGNED_MEMBER = 'zip-unaligned-member'
     PTG_TOO_SHORT = 'ptg-too-short'
@@ -109,6 +112,9 @@ SEVERITY: dict[str, str] = {
     'zip-member-out-of-bounds': 'error',
     'zip-overlapping-entries': 'error',
     'zip-bad-zip64': 'error',
+    'zip-data-descriptor': 'error',
+    'zip-unicode-path-extra': 'error',
+    'zip-bad-flags': 'error',
     'zip-crc-mismatch': 'error',
     'zip-unaligned-member': 'warning',
     'ptg-too-short': 'error',
