@@ -295,7 +295,7 @@ class Metadata(Mapping[str, Value]):
     __slots__ = ("_values",)
 
     def __init__(self, mapping: Mapping[str, Any] | PtnMetadata | None = None) -> None:
-        values = model_values(mapping)
+        values: Any = model_values(mapping)
         if values is None:
             values = {} if mapping is None else mapping
         self._values = _validate(values)

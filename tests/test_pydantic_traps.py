@@ -12,8 +12,7 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel, ConfigDict, RootModel, StrictFloat, StrictInt, ValidationError
 
-from ptn import Metadata
-from ptn import model_glue
+from ptn import Metadata, model_glue
 from ptn_generated.metadata_model import PtnMetadata
 
 
