@@ -159,6 +159,8 @@ def python_outputs(schema_dir: Path, info: SchemaInfo) -> dict[str, str]:
         f"{base}/__init__.py": header("#", "schema/*") + '"""Code generated from schema/."""\n',
         f"{base}/metadata_model.py": header("#", "schema/metadata.schema.json") + model,
         f"{base}/metadata_rules.py": emit_rules_module(info, "metadata.schema.json"),
+        # PEP 561: type checkers read the installed model's annotations (list[int]...).
+        f"{base}/py.typed": header("#", "schema/*"),
     }
     for schema in sorted(schema_dir.glob("*.schema.json")):
         outputs[f"{base}/schemas/{schema.name}"] = schema.read_text(encoding="utf-8")
