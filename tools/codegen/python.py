@@ -58,8 +58,9 @@ names out, so it is the metadata itself.
 Not checked here: the strict JSON rules of spec.md section 8, which exist only in
 the bytes (duplicate names, an integer or float token as spelled, UTF-8, lone
 surrogates, depth). ``ptn.Metadata.parse`` checks them: read bytes with
-``ptn.Metadata.parse(data).model`` rather than ``model_validate_json``. ``ptn.save``,
-``ptn.edit_metadata`` and ``ptn metadata set`` accept this model and validate it again.
+``ptn.Metadata.parse(data).model`` rather than ``model_validate_json``. ``ptn.save``
+and ``ptn.edit_metadata`` take this model (``ptn metadata set --from-json`` its
+``model_dump_json()``) and validate it again.
 """
 
 
@@ -77,6 +78,17 @@ def run_datamodel_codegen(schema_path: Path) -> str:
         return out.read_text(encoding="utf-8")
 
 
+def _doc_text(text: str, where: str) -> str:
+    """Schema prose for a generated docstring, on one line; refuses what would end it."""
+    if '"""' in text or "\\" in text:
+        raise ValueError(f"{where}: a docstring cannot hold triple quotes or backslashes")
+    return " ".join(text.split())
+
+
+def _method_name(rule_id: str) -> str:
+    return "_" + re.sub(r"\W", "_", rule_id)
+
+
 def _rule_validator(rule: dict[str, Any]) -> list[str]:
     """One ``x-ptn-rules`` entry as a model validator of the generated class.
 
@@ -84,12 +96,12 @@ def _rule_validator(rule: dict[str, Any]) -> list[str]:
     so verdicts and messages agree); the generated code only says which names it binds.
     """
     items = {k: tuple(v) if isinstance(v, list) else v for k, v in rule.items() if k != "why"}
-    method = "_" + re.sub(r"\W", "_", rule["id"])
+    why = _doc_text(rule.get("why", ""), f"x-ptn-rules {rule['id']}")
     return [
         "",
         '    @model_validator(mode="after")',
-        f"    def {method}(self) -> {MODEL}:",
-        f'        """{rule["id"]} ({rule["kind"]}): {rule.get("why", "")}"""',
+        f"    def {_method_name(rule['id'])}(self) -> {MODEL}:",
+        f'        """{rule["id"]} ({rule["kind"]}): {why}"""',
         f"        return check_rule(self, {items!r})",
     ]
 
@@ -103,9 +115,12 @@ def with_rules_and_docstring(model: str, info: SchemaInfo, description: str) -> 
     last_import = max(
         n.end_lineno or n.lineno for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))
     )
-    doc = MODEL_DOC.format(description=" ".join(description.split())).rstrip("\n")
+    methods = [_method_name(rule["id"]) for rule in info.rules]
+    if len(set(methods)) < len(methods):
+        raise ValueError(f"x-ptn-rules: two rule ids give one method name: {methods}")
+    doc = MODEL_DOC.format(description=_doc_text(description, "description")).rstrip("\n")
     lines = model.splitlines()
-    methods = [line for rule in info.rules for line in _rule_validator(rule)]
+    validators = [line for rule in info.rules for line in _rule_validator(rule)]
     body_start = cls.body[0].lineno - 1
     out = [
         *lines[:last_import],
@@ -115,7 +130,7 @@ def with_rules_and_docstring(model: str, info: SchemaInfo, description: str) -> 
         *[f"    {line}".rstrip() for line in f'"""{doc}\n"""'.splitlines()],
         "",
         *lines[body_start : cls.end_lineno],
-        *methods,
+        *validators,
         *lines[cls.end_lineno :],
     ]
     return "\n".join(out) + "\n"

@@ -59,8 +59,9 @@ class PtnMetadata(StrictModel):
     Not checked here: the strict JSON rules of spec.md section 8, which exist only in
     the bytes (duplicate names, an integer or float token as spelled, UTF-8, lone
     surrogates, depth). ``ptn.Metadata.parse`` checks them: read bytes with
-    ``ptn.Metadata.parse(data).model`` rather than ``model_validate_json``. ``ptn.save``,
-    ``ptn.edit_metadata`` and ``ptn metadata set`` accept this model and validate it again.
+    ``ptn.Metadata.parse(data).model`` rather than ``model_validate_json``. ``ptn.save``
+    and ``ptn.edit_metadata`` take this model (``ptn metadata set --from-json`` its
+    ``model_dump_json()``) and validate it again.
     """
 
     model_config = ConfigDict(
