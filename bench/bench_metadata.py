@@ -6,6 +6,10 @@ All timings are medians measured in this run (these machines are noisy); the
 ratios are what to compare. The baseline is jsonschema-rs validating the output
 of json.loads (so it includes parsing, like ours). ptn does more: strict JSON
 (duplicates, token kinds, int64, finite floats) and the cross-field rules.
+
+A second table validates the same names as a Python dict, through the generated
+pydantic model (``PtnMetadata.model_validate``) and through ``Metadata(...)``; the
+model's ratio to ``Metadata`` is the figure to keep at or below 2x (issue 17).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from collections.abc import Callable
 import jsonschema
 import jsonschema_rs
 
-from ptn import Metadata
+from ptn import Metadata, PtnMetadata
 from ptn.schemas import load_schema
 
 
@@ -81,6 +85,24 @@ def main() -> None:
     base = rows["jsonschema-rs (json.loads + validate)"]
     print(f"metadata.json: {args.names} names, {len(data):,} bytes; medians of {args.repeat} runs")
     print(f"{'':46} {'ms':>9} {'x jsonschema-rs':>16}")
+    for name, ms in rows.items():
+        print(f"{name:46} {ms:9.3f} {ms / base:16.2f}")
+    print_model_rows(json.loads(data), args.repeat)
+
+
+def print_model_rows(values: dict[str, object], repeat: int) -> None:
+    """The generated model against Metadata on the same dict (every rule, both)."""
+    model = PtnMetadata.model_validate(values)
+    assert Metadata(model) == Metadata(values)
+    rows = {
+        "ptn Metadata(dict)": median_ms(lambda: Metadata(values), repeat),
+        "PtnMetadata.model_validate(dict)": median_ms(
+            lambda: PtnMetadata.model_validate(values), repeat
+        ),
+        "ptn Metadata(PtnMetadata) (what save does)": median_ms(lambda: Metadata(model), repeat),
+    }
+    base = rows["ptn Metadata(dict)"]
+    print(f"\n{'the same names as a dict':46} {'ms':>9} {'x Metadata':>16}")
     for name, ms in rows.items():
         print(f"{name:46} {ms:9.3f} {ms / base:16.2f}")
 

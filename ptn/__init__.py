@@ -20,6 +20,8 @@ _EXPORTS = {
     "parse_json": "ptn.json_strict",
     "Metadata": "ptn.metadata",
     "Package": "ptn.package",
+    # The generated pydantic model: imports pydantic, so only when asked for.
+    "PtnMetadata": "ptn_generated.metadata_model",
     "edit_metadata": "ptn.package",
     "rewrite_metadata": "ptn.package",
     "load": "ptn.package",
@@ -38,6 +40,7 @@ __all__ = [
     "Metadata",
     "Package",
     "PtnError",
+    "PtnMetadata",
     "Report",
     "edit_metadata",
     "load",
@@ -55,6 +58,7 @@ if TYPE_CHECKING:
     from ptn.metadata import Metadata
     from ptn.package import Package, edit_metadata, load, read_metadata, rewrite_metadata, save
     from ptn.validation import validate
+    from ptn_generated.metadata_model import PtnMetadata
 
 
 def __getattr__(name: str) -> Any:

@@ -11,16 +11,20 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections.abc import Iterator, Mapping
 from itertools import compress, repeat
 from operator import is_
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ptn.errors import PtnError, pointer
 from ptn.json_strict import LONE_SURROGATE, dumps_json, parse_json_fast
 from ptn.limits import INT64_MAX, INT64_MIN
 from ptn.rules import check_cross_field
 from ptn_generated import metadata_rules as tables
+
+if TYPE_CHECKING:
+    from ptn_generated.metadata_model import PtnMetadata
 
 MEMBER = "metadata.json"
 Scalar = bool | int | float | str
@@ -227,10 +231,12 @@ def _shallow(value: Any) -> bool:
     return type(value) is dict and _flat_and_typed(value)
 
 
-def _validate(mapping: Any, prechecked: bool = False) -> dict[str, Stored]:
-    """Check every rule of the metadata chapter; return the values (mixed lists as floats).
+def check_values(mapping: Any, prechecked: bool = False) -> dict[str, Stored]:
+    """Check spec.md 9.1 to 9.3 (all but the cross-field rules); return the values.
 
-    ``prechecked``: ``mapping`` is parse_json's own fresh dict and passed _flat_and_typed.
+    Mixed int/float lists come back as floats. ``prechecked``: ``mapping`` is
+    parse_json's own fresh dict and passed _flat_and_typed. The generated model
+    (ptn.model_glue) names its rejections with this, so both word them alike.
     """
     if not isinstance(mapping, Mapping):
         raise PtnError(
@@ -249,9 +255,30 @@ def _validate(mapping: Any, prechecked: bool = False) -> dict[str, Stored]:
     for name, spec in tables.WELL_KNOWN.items():
         if name in values:
             _check_well_known(name, spec, values[name])
+    return values
+
+
+def _validate(mapping: Any, prechecked: bool = False) -> dict[str, Stored]:
+    """Check every rule of the metadata chapter; return the values (see check_values)."""
+    values = check_values(mapping, prechecked)
     for error in check_cross_field(tables.CROSS_FIELD_RULES, values):
         raise error.with_member(MEMBER)
     return values
+
+
+def model_values(value: Any) -> dict[str, Any] | None:
+    """The names and values of a ``PtnMetadata`` (None if ``value`` is not one).
+
+    Absent (None) well-known names are left out; extension names come from
+    ``model_extra``. Values are taken as they are, so kinds survive: a float 2.0
+    stays a float, an int an int. Pydantic is not imported for this: a model
+    instance exists only if its module was imported already.
+    """
+    module = sys.modules.get("ptn_generated.metadata_model")
+    if module is None or not isinstance(value, module.PtnMetadata):
+        return None
+    fields = {name: item for name, item in value.__dict__.items() if item is not None}
+    return {**fields, **(value.model_extra or {})}
 
 
 T = TypeVar("T")
@@ -260,14 +287,18 @@ T = TypeVar("T")
 class Metadata(Mapping[str, Value]):
     """Validated ``metadata.json`` contents; immutable; lists read back as tuples.
 
-    ``Metadata({"get_vocab_size": 32000})`` validates on construction; so does
-    ``Metadata.parse(data)``. Every failure is a ``PtnError`` with the rule id.
+    ``Metadata({"get_vocab_size": 32000})`` validates on construction; so do
+    ``Metadata(PtnMetadata(...))`` (the generated model, extension names included)
+    and ``Metadata.parse(data)``. Every failure is a ``PtnError`` with the rule id.
     """
 
     __slots__ = ("_values",)
 
-    def __init__(self, mapping: Mapping[str, Any] | None = None) -> None:
-        self._values = _validate({} if mapping is None else mapping)
+    def __init__(self, mapping: Mapping[str, Any] | PtnMetadata | None = None) -> None:
+        values: Any = model_values(mapping)
+        if values is None:
+            values = {} if mapping is None else mapping
+        self._values = _validate(values)
 
     @classmethod
     def parse(cls, data: bytes | bytearray | memoryview) -> Metadata:
@@ -286,8 +317,11 @@ class Metadata(Mapping[str, Value]):
         return {k: list(v) if type(v) is list else v for k, v in self._values.items()}
 
     @property
-    def model(self) -> Any:
-        """The generated pydantic model (``ptn_generated.metadata_model.PtnMetadata``)."""
+    def model(self) -> PtnMetadata:
+        """A new ``ptn.PtnMetadata`` of these values: typed attributes for the
+        well-known names (plain ``int``, ``list[int]``...), extension names in
+        ``model_extra``. Imports pydantic, on first use only.
+        """
         from ptn_generated.metadata_model import PtnMetadata
 
         return PtnMetadata.model_validate(self.to_dict())

@@ -10,6 +10,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from ptn.metadata import Metadata
+    from ptn_generated.metadata_model import PtnMetadata
 
 
 def load_file(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
@@ -32,7 +33,7 @@ def save_file(
     path: str | os.PathLike[str],
     *,
     program: bytes | bytearray | memoryview,
-    metadata: Mapping[str, Any] | Metadata | None = None,
+    metadata: Mapping[str, Any] | Metadata | PtnMetadata | None = None,
     mutable_keys: Iterable[str] = (),
 ) -> None:
     """Write numpy arrays as a package, like safetensors' ``save_file`` plus the program.

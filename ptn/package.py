@@ -16,7 +16,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import chain
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -26,11 +26,14 @@ from ptn.buffers import close_mapping, map_fd, map_file, open_regular
 from ptn.dedup import fold_duplicates
 from ptn.errors import Finding, PtnError
 from ptn.members import ALIASES, METADATA, PTG, SAFETENSORS, ptg_findings
-from ptn.metadata import Metadata
+from ptn.metadata import Metadata, model_values
 from ptn.sharing import refuse_shared_mutables
 from ptn.tensors import METADATA_KEY, TensorInfo, dtype_of, plan_layout, tensor_bytes, tensor_view
 from ptn.validation import Parsed, iter_findings
 from ptn.zip import Member, ZipWriter, read_members
+
+if TYPE_CHECKING:
+    from ptn_generated.metadata_model import PtnMetadata
 
 
 @dataclass(frozen=True)
@@ -263,7 +266,9 @@ def read_metadata(path: str | os.PathLike[str]) -> Metadata | None:
             close_mapping(buf, mm)
 
 
-def _metadata_to_write(metadata: Mapping[str, Any] | Metadata | None) -> Metadata | None:
+def _metadata_to_write(
+    metadata: Mapping[str, Any] | Metadata | PtnMetadata | None,
+) -> Metadata | None:
     """Validated metadata, or None when there is none to write (writers omit ``{}``)."""
     meta = metadata if isinstance(metadata, Metadata) or metadata is None else Metadata(metadata)
     return meta if meta is not None and len(meta) > 0 else None
@@ -307,10 +312,14 @@ def _check_argument_types(
         raise TypeError(
             f"constants must be a mapping of str keys to arrays, not {type(constants).__name__}"
         )
-    if metadata is not None and not isinstance(metadata, (Mapping, Metadata)):
+    if (
+        metadata is not None
+        and not isinstance(metadata, (Mapping, Metadata))
+        and model_values(metadata) is None
+    ):
         raise TypeError(
-            f"metadata must be a mapping of names to values or a ptn.Metadata, "
-            f"not {type(metadata).__name__}"
+            f"metadata must be a mapping of names to values, a ptn.Metadata or a "
+            f"ptn.PtnMetadata, not {type(metadata).__name__}"
         )
     if isinstance(mutable_keys, (str, bytes)):
         raise TypeError(
@@ -371,7 +380,7 @@ def save(
     path: str | os.PathLike[str],
     program: bytes | bytearray | memoryview,
     constants: Mapping[str, Any] | None = None,
-    metadata: Mapping[str, Any] | Metadata | None = None,
+    metadata: Mapping[str, Any] | Metadata | PtnMetadata | None = None,
     mutable_keys: Iterable[str] = (),
 ) -> None:
     """Write a package atomically and reproducibly; see the module docstring.
@@ -458,7 +467,7 @@ def _write_failed(path: str | os.PathLike[str], stage: str) -> Iterator[None]:
 
 def rewrite_metadata(
     path: str | os.PathLike[str],
-    metadata: Mapping[str, Any] | Metadata | None,
+    metadata: Mapping[str, Any] | Metadata | PtnMetadata | None,
     output: str | os.PathLike[str] | None = None,
 ) -> None:
     """Replace a package's metadata (None removes it); see ``edit_metadata``."""
@@ -467,7 +476,7 @@ def rewrite_metadata(
 
 def edit_metadata(
     path: str | os.PathLike[str],
-    change: Callable[[dict[str, Any]], Mapping[str, Any] | Metadata | None],
+    change: Callable[[dict[str, Any]], Mapping[str, Any] | Metadata | PtnMetadata | None],
     output: str | os.PathLike[str] | None = None,
 ) -> Metadata | None:
     """Edit a package's metadata as one transaction; returns the metadata written.
@@ -478,7 +487,8 @@ def edit_metadata(
     open file (kernel copy, CRC-32 kept), and the result renamed into place
     (to ``output`` when given) only if the package is still the file that was
     read; else ``ptn-concurrent-modification`` and nothing is written. Edits by
-    other ptn processes wait for the lock, so none is lost.
+    other ptn processes wait for the lock, so none is lost. The new metadata may
+    be a mapping, a ``Metadata`` or a ``ptn.PtnMetadata``.
     """
     with edit_lock(path) as source, Package(source.path, _fd=source.fd) as pkg:
         old = pkg.metadata.to_dict() if pkg.metadata is not None else {}

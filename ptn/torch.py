@@ -17,6 +17,7 @@ from ptn.errors import PtnError
 
 if TYPE_CHECKING:
     from ptn.metadata import Metadata
+    from ptn_generated.metadata_model import PtnMetadata
 
 
 def _torch() -> Any:
@@ -73,7 +74,7 @@ def save_file(
     path: str | os.PathLike[str],
     *,
     program: bytes | bytearray | memoryview,
-    metadata: Mapping[str, Any] | Metadata | None = None,
+    metadata: Mapping[str, Any] | Metadata | PtnMetadata | None = None,
     mutable_keys: Iterable[str] = (),
 ) -> None:
     """Write torch tensors as a package, like safetensors' ``save_file`` plus the program.

@@ -74,6 +74,20 @@ def test_new_well_known_name_flows_everywhere(repo_copy: Path) -> None:
     assert stale_files(render_all(repo_copy), repo_copy) == []
 
 
+def test_new_x_ptn_rule_becomes_a_model_validator(repo_copy: Path) -> None:
+    path = repo_copy / "schema" / "metadata.schema.json"
+    schema = json.loads(path.read_text())
+    rule = {"id": "llm-seq-within-context", "kind": "less-than", "names": ["get_max_seq_len"]}
+    schema["x-ptn-rules"].append({**rule, "bound": "get_max_context_len", "why": "Fits."})
+    path.write_text(json.dumps(schema, indent=2))
+    model = render_all(repo_copy)["generated/python/ptn_generated/metadata_model.py"]
+    method = model.split("    def _llm_seq_within_context(self) -> PtnMetadata:\n", 1)[1]
+    assert method.splitlines()[1].strip() == (
+        "return check_rule(self, {'id': 'llm-seq-within-context', 'kind': 'less-than', "
+        "'names': ('get_max_seq_len',), 'bound': 'get_max_context_len'})"
+    )
+
+
 def test_an_edit_of_the_binding_runtime_makes_its_copy_stale(repo_copy: Path) -> None:
     source = repo_copy / "bindings" / "cpp" / "include" / "ptn" / "error.hpp"
     source.write_text(source.read_text() + "// edited\n")

@@ -1,9 +1,11 @@
 """Differential: ptn's Metadata, the generated pydantic model and jsonschema agree.
 
-On JSON-shaped documents (what json.loads can return) the three must give the
-same verdict, except where spec.md §9.6 says JSON Schema cannot see a rule:
-token kinds (6.0 as an integer), integers beyond int64 in generic positions,
-and x-ptn-rules. Those documents are classified and compared accordingly.
+ptn and the model agree on every document, valid or broken in one rule: same
+verdict, same rule id (the model's error type), same message. On JSON-shaped
+documents (what json.loads can return) jsonschema gives the same verdict too,
+except where spec.md §9.6 says JSON Schema cannot see a rule: token kinds (6.0
+as an integer), integers beyond int64 in generic positions, and x-ptn-rules.
+Those documents are classified and compared accordingly.
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ def test_all_three_reject_a_broken_rule_unless_spec_says_otherwise(
     ptn_rule, model_ok, schema_ok = verdicts(doc)
     assert ptn_rule == rule
     if rule in CROSS_FIELD:
-        assert model_ok and schema_ok  # x-ptn-rules are beyond JSON Schema and the model
+        assert not model_ok and schema_ok  # x-ptn-rules: model validators, beyond JSON Schema
         return
     if rule == "llm-wrong-type" and _integral_float_for_int(doc):
         assert not model_ok and schema_ok  # JSON Schema calls 5.0 an integer
@@ -87,3 +89,40 @@ def _in_well_known(doc: dict) -> bool:
 @given(broken_metadata("metadata-invalid-name"))
 def test_invalid_names_rejected_by_all_three(doc: dict) -> None:
     assert verdicts(doc) == ("metadata-invalid-name", False, False)
+
+
+def ptn_verdict(doc: dict[str, Any]) -> tuple[str, str] | None:
+    """(rule id, message) of ``Metadata(doc)``, or None when it accepts."""
+    try:
+        Metadata(doc)
+    except PtnError as err:
+        return err.rule, err.message
+    return None
+
+
+def model_verdict(doc: dict[str, Any]) -> tuple[str, str] | None:
+    """(error type, message) of ``PtnMetadata.model_validate(doc)``, or None when it accepts."""
+    try:
+        PtnMetadata.model_validate(doc)
+    except ValidationError as err:
+        (error,) = err.errors()  # one error: the rule, not pydantic's list of union branches
+        return error["type"], error["msg"]
+    return None
+
+
+@given(valid_metadata())
+def test_model_and_metadata_accept_the_same_documents(doc: dict) -> None:
+    assert ptn_verdict(doc) is None
+    assert model_verdict(doc) is None
+
+
+@pytest.mark.parametrize("rule", sorted(BREAKERS))
+@given(data=st.data())
+def test_model_and_metadata_name_the_same_rule_with_the_same_message(
+    rule: str, data: st.DataObject
+) -> None:
+    """Python values, not only JSON: NaN, ints beyond int64, names JSON would allow."""
+    doc = data.draw(broken_metadata(rule))
+    verdict = ptn_verdict(doc)
+    assert verdict is not None and verdict[0] == rule
+    assert model_verdict(doc) == verdict

@@ -150,7 +150,7 @@ def test_typed_read_errors_are_distinct(read, rule: str) -> None:
 def test_generated_model_is_the_typed_view() -> None:
     model = Metadata(LLM).model
     assert model.get_vocab_size == 32000
-    assert [h.root for h in model.get_kv_heads] == [8, 8]
+    assert model.get_kv_heads == [8, 8]  # plain values, no RootModel wrappers
 
 
 def test_empty_metadata_is_valid() -> None:

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
 README = (REPO / "README.md").read_text()
 
@@ -53,6 +55,30 @@ def test_import_hf_tour_output_is_real(tmp_path: Path) -> None:
     assert proc.returncode == 0 and f"{line}\n{proc.stderr}" in README
     got = run("metadata", "get", "model.ptn", "get_windows", cwd=tmp_path).stdout
     assert f"$ ptn metadata get model.ptn get_windows\n{got}" in README
+
+
+def test_model_tour_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The PtnMetadata block: written with the model, read back as plain values."""
+    import ptn
+
+    (block,) = [b.split("```", 1)[0] for b in README.split("```python\n") if "PtnMetadata(" in b]
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, object] = {}
+    exec(compile(block, "README.md", "exec"), namespace)
+    assert namespace["windows"] == [512, 0]
+    meta = ptn.read_metadata(tmp_path / "model.ptn")
+    assert meta is not None and meta.kind("rope.theta") == "float"
+    assert meta.metadata_int("get_max_context_len") == 4096
+    from pydantic import ValidationError
+
+    claim = "`ptn.PtnMetadata(get_vocab_size=64, get_eos_ids=[99])` raises"
+    assert claim in " ".join(README.split())
+    with pytest.raises(ValidationError) as raised:
+        ptn.PtnMetadata(get_vocab_size=64, get_eos_ids=[99])
+    with pytest.raises(ptn.PtnError) as ptn_error:
+        ptn.Metadata({"get_vocab_size": 64, "get_eos_ids": [99]})
+    (error,) = raised.value.errors()
+    assert (error["type"], error["msg"]) == ("llm-token-id-out-of-range", ptn_error.value.message)
 
 
 def test_inspect_tour_rows_are_real() -> None:

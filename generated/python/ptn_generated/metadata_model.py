@@ -10,80 +10,60 @@ from ptn.model_glue import FiniteFloat, StrictModel
 from pydantic import (
     ConfigDict,
     Field,
-    RootModel,
     StrictBool,
     StrictInt,
     StrictStr,
     StringConstraints,
 )
+from typing_extensions import TypeAliasType
+from pydantic import model_validator
+from ptn.model_glue import check_rule
+
+GetEosId = TypeAliasType(
+    "GetEosId", Annotated[StrictInt, Field(ge=0, le=9223372036854775807)]
+)
 
 
-class GetEosId(RootModel[StrictInt]):
-    root: Annotated[StrictInt, Field(ge=0, le=9223372036854775807)]
+GetKvHead = TypeAliasType(
+    "GetKvHead", Annotated[StrictInt, Field(ge=1, le=9223372036854775807)]
+)
 
 
-class GetKvHead(RootModel[StrictInt]):
-    root: Annotated[StrictInt, Field(ge=1, le=9223372036854775807)]
+GetHeadDim = TypeAliasType(
+    "GetHeadDim", Annotated[StrictInt, Field(ge=1, le=9223372036854775807)]
+)
 
 
-class GetHeadDim(RootModel[StrictInt]):
-    root: Annotated[StrictInt, Field(ge=1, le=9223372036854775807)]
+GetWindow = TypeAliasType(
+    "GetWindow", Annotated[StrictInt, Field(ge=0, le=9223372036854775807)]
+)
 
 
-class GetWindow(RootModel[StrictInt]):
-    root: Annotated[StrictInt, Field(ge=0, le=9223372036854775807)]
-
-
-class Int64(RootModel[StrictInt]):
-    root: Annotated[StrictInt, Field(ge=-9223372036854775808, le=9223372036854775807)]
-
-
-class Float(RootModel[FiniteFloat]):
-    root: Annotated[
-        FiniteFloat,
-        Field(
-            description="A finite binary64 number. customTypePath (a datamodel-code-generator annotation) selects ptn's finite-float type."
-        ),
-    ]
-
-
-class BoolList(RootModel[list[StrictBool]]):
-    root: list[StrictBool]
-
-
-class IntList(RootModel[list[Int64]]):
-    root: list[Int64]
-
-
-class FloatList(RootModel[list[Float]]):
-    root: list[Float]
-
-
-class StrList(RootModel[list[StrictStr]]):
-    root: list[StrictStr]
-
-
-class Value(
-    RootModel[
-        StrictBool
-        | Int64
-        | Float
-        | StrictStr
-        | BoolList
-        | IntList
-        | FloatList
-        | StrList
-    ]
-):
-    root: Annotated[
-        StrictBool | Int64 | Float | StrictStr | BoolList | IntList | FloatList | StrList,
-        Field(
-            description="A generic value. anyOf, not oneOf: an integer is also a number."
-        ),
-    ]
+Int64 = TypeAliasType(
+    "Int64",
+    Annotated[StrictInt, Field(ge=-9223372036854775808, le=9223372036854775807)],
+)
 
 
 class PtnMetadata(StrictModel):
+    """metadata.json of a .ptn package (spec 1.x): names mapped to a bool, an int64, a finite float, a string, or a flat homogeneous list of one of those.
+
+    Every well-known name is a typed attribute (its description is the schema's);
+    any other name is an extension name, in ``model_extra``. Validation checks spec.md
+    sections 9.1 to 9.4: kinds and ranges by type, the ``x-ptn-rules`` by the
+    validators below. A violation raises ``pydantic.ValidationError`` whose error type
+    is the spec rule id and whose message is ptn's (``ptn.Metadata`` gives the same).
+    None means absent: a document never holds null, and ``model_dump()`` leaves absent
+    names out, so it is the metadata itself.
+
+    Not checked here: the strict JSON rules of spec.md section 8, which exist only in
+    the bytes (duplicate names, an integer or float token as spelled, UTF-8, lone
+    surrogates, depth). ``ptn.Metadata.parse`` checks them: read bytes with
+    ``ptn.Metadata.parse(data).model`` rather than ``model_validate_json``. ``ptn.save``
+    and ``ptn.edit_metadata`` take this model (``ptn metadata set --from-json`` its
+    ``model_dump_json()``) and validate it again.
+    """
+
     model_config = ConfigDict(
         extra="allow",
         regex_engine="python-re",
@@ -94,13 +74,22 @@ class PtnMetadata(StrictModel):
                 str,
                 StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*(?![\s\S])", min_length=1, max_length=256, strict=True),
             ],
-            Value,
+            StrictBool
+            | Int64
+            | StrictStr
+            | FiniteFloat
+            | list[StrictBool]
+            | list[Int64]
+            | list[FiniteFloat]
+            | list[StrictStr],
         ],
     }
     get_max_context_len: Annotated[
         StrictInt | None,
         Field(description="KV-cache capacity in tokens.", ge=1, le=9223372036854775807),
     ] = None
+    """KV-cache capacity in tokens."""
+
     get_max_seq_len: Annotated[
         StrictInt | None,
         Field(
@@ -109,6 +98,8 @@ class PtnMetadata(StrictModel):
             le=9223372036854775807,
         ),
     ] = None
+    """Largest number of tokens in a single step."""
+
     get_vocab_size: Annotated[
         StrictInt | None,
         Field(
@@ -117,38 +108,54 @@ class PtnMetadata(StrictModel):
             le=9223372036854775807,
         ),
     ] = None
+    """Number of tokens in the vocabulary."""
+
     get_bos_id: Annotated[
         StrictInt | None,
         Field(
             description="Beginning-of-sequence token id.", ge=0, le=9223372036854775807
         ),
     ] = None
+    """Beginning-of-sequence token id."""
+
     get_eos_ids: Annotated[
         list[GetEosId] | None, Field(description="End-of-sequence token ids.")
     ] = None
+    """End-of-sequence token ids."""
+
     use_kv_cache: Annotated[
         StrictBool | None, Field(description="The program keeps a KV cache.")
     ] = None
+    """The program keeps a KV cache."""
+
     use_sdpa_with_kv_cache: Annotated[
         StrictBool | None,
         Field(description="Attention runs as SDPA over the KV cache."),
     ] = None
+    """Attention runs as SDPA over the KV cache."""
+
     enable_dynamic_shape: Annotated[
         StrictBool | None,
         Field(description="The program accepts dynamic sequence lengths."),
     ] = None
+    """The program accepts dynamic sequence lengths."""
+
     get_activation_dtype: Annotated[
         Literal[5, 6, 15] | None,
         Field(
             description="ExecuTorch ScalarType code of activations: 5 Half, 6 Float, 15 BFloat16."
         ),
     ] = None
+    """ExecuTorch ScalarType code of activations: 5 Half, 6 Float, 15 BFloat16."""
+
     get_logits_to_keep_mode: Annotated[
         Literal[0, 1, 2] | None,
         Field(
             description="Which logits the program returns: 0 all, 1 last, 2 selected."
         ),
     ] = None
+    """Which logits the program returns: 0 all, 1 last, 2 selected."""
+
     get_n_caches: Annotated[
         StrictInt | None,
         Field(
@@ -157,16 +164,38 @@ class PtnMetadata(StrictModel):
             le=9223372036854775807,
         ),
     ] = None
+    """Number of KV caches (layers); equals the length of the cache geometry lists."""
+
     get_kv_heads: Annotated[
         list[GetKvHead] | None, Field(description="KV heads per cache.", min_length=1)
     ] = None
+    """KV heads per cache."""
+
     get_head_dims: Annotated[
         list[GetHeadDim] | None,
         Field(description="Head dimension per cache.", min_length=1),
     ] = None
+    """Head dimension per cache."""
+
     get_windows: Annotated[
         list[GetWindow] | None,
         Field(
             description="Sliding-window length per cache; 0 means no window (full history)."
         ),
     ] = None
+    """Sliding-window length per cache; 0 means no window (full history)."""
+
+    @model_validator(mode="after")
+    def _llm_cache_geometry_together(self) -> PtnMetadata:
+        """llm-cache-geometry-together (together): Cache geometry describes each cache by three lists; a runtime cannot size caches from one or two of them."""
+        return check_rule(self, {'id': 'llm-cache-geometry-together', 'kind': 'together', 'names': ('get_kv_heads', 'get_head_dims', 'get_windows'), 'required-by': 'get_n_caches'})
+
+    @model_validator(mode="after")
+    def _llm_cache_geometry_length(self) -> PtnMetadata:
+        """llm-cache-geometry-length (equal-length): One entry per cache: lists of different lengths (or a count that disagrees) leave some cache without a shape."""
+        return check_rule(self, {'id': 'llm-cache-geometry-length', 'kind': 'equal-length', 'names': ('get_kv_heads', 'get_head_dims', 'get_windows'), 'length-name': 'get_n_caches'})
+
+    @model_validator(mode="after")
+    def _llm_token_id_out_of_range(self) -> PtnMetadata:
+        """llm-token-id-out-of-range (less-than): A token id at or beyond the vocabulary size indexes past the embedding table."""
+        return check_rule(self, {'id': 'llm-token-id-out-of-range', 'kind': 'less-than', 'names': ('get_bos_id', 'get_eos_ids'), 'bound': 'get_vocab_size'})
