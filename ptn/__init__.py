@@ -22,11 +22,11 @@ _EXPORTS = {
     "Package": "ptn.package",
     # The generated pydantic model: imports pydantic, so only when asked for.
     "PtnMetadata": "ptn_generated.metadata_model",
-    "edit_metadata": "ptn.package",
-    "rewrite_metadata": "ptn.package",
+    "edit_metadata": "ptn.writing",
+    "rewrite_metadata": "ptn.writing",
     "load": "ptn.package",
     "read_metadata": "ptn.package",
-    "save": "ptn.package",
+    "save": "ptn.writing",
     "validate": "ptn.validation",
 }
 # safetensors-style load_file/save_file: ``ptn.torch`` (torch imported only when
@@ -56,8 +56,9 @@ if TYPE_CHECKING:
     from ptn.errors import Finding, PtnError, Report
     from ptn.json_strict import parse_json
     from ptn.metadata import Metadata
-    from ptn.package import Package, edit_metadata, load, read_metadata, rewrite_metadata, save
+    from ptn.package import Package, load, read_metadata
     from ptn.validation import validate
+    from ptn.writing import edit_metadata, rewrite_metadata, save
     from ptn_generated.metadata_model import PtnMetadata
 
 

@@ -110,6 +110,14 @@ def _restore(cls: type[PtnError], state: dict[str, object]) -> PtnError:
     return error
 
 
+def first_error(findings: Iterable[Finding]) -> PtnError | None:
+    """The first error among ``findings`` as a PtnError (what a strict reader raises)."""
+    for f in findings:
+        if f.severity == "error":
+            return PtnError(f.rule, f.message, member=f.member, pointer=f.pointer)
+    return None
+
+
 class PtnIOError(OSError, PtnError):
     """``ptn-io-error``: the file could not be opened, mapped or read.
 

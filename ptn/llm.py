@@ -8,6 +8,9 @@ with their sources), validates the result with ``ptn.Metadata`` and returns it.
 Fields that disagree raise ``llm-config-conflict``; a field of the wrong type raises
 ``llm-config-invalid``; whatever cannot be derived is left out with a
 ``HfConfigWarning``.
+
+Size (~450 lines): the tables and the derivation that reads them stay together;
+split per family, each piece would read the config again.
 """
 
 from __future__ import annotations

@@ -5,6 +5,9 @@ Validation is driven by tables that ``python -m tools.codegen`` generates from
 and ranges, cross-field rules). The generated pydantic model is the typed view
 (``Metadata.model``); the differential tests hold it, this module and the
 ``jsonschema`` validator of the same schema equal.
+
+Size (~430 lines): the document rules of spec.md 9.1-9.5 in one place, because
+parsing, checking and typed reads share one notion of a value's kind.
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ def save_file(
 
     ``ptn.save`` does the work: same validation, deduplication and atomic write.
     """
-    from ptn.package import save
+    from ptn.writing import save
 
     check_tensors(tensors, np.ndarray, "numpy.ndarray", "ptn.torch.save_file takes torch tensors")
     save(path, program, tensors, metadata, mutable_keys)

@@ -82,7 +82,7 @@ def save_file(
     ``ptn.save`` does the work: same validation, deduplication and atomic write.
     """
     from ptn.numpy import check_tensors
-    from ptn.package import save
+    from ptn.writing import save
 
     check_tensors(tensors, _torch().Tensor, "torch.Tensor", "ptn.numpy.save_file takes arrays")
     save(path, program, tensors, metadata, mutable_keys)

@@ -18,8 +18,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import ptn
-from ptn.package import write_atomically
 from ptn.schemas import load_schema
+from ptn.writing import write_atomically
 
 REPO = Path(__file__).resolve().parent.parent
 TINY = REPO / "examples" / "tiny-llm.ptn"

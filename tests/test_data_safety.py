@@ -22,7 +22,7 @@ import ptn
 import ptn.atomic
 from ptn.atomic import BrokenHardLinks, stale_temp_files
 from ptn.errors import PtnError
-from ptn.package import edit_metadata
+from ptn.writing import edit_metadata
 
 PROGRAM = b"\x10\x00\x00\x00NPTG" + bytes(56)
 REPO = Path(__file__).resolve().parent.parent
@@ -257,9 +257,9 @@ WRITER = textwrap.dedent(
     """
     import sys, time
     import numpy as np
-    import ptn, ptn.package
+    import ptn, ptn.writing
     path, marker = sys.argv[1], sys.argv[2]
-    real = ptn.package.tensor_bytes
+    real = ptn.writing.tensor_bytes
     calls = []
     def slow(array):
         calls.append(1)
@@ -267,7 +267,7 @@ WRITER = textwrap.dedent(
             open(marker, "w").close()
             time.sleep(60)
         return real(array)
-    ptn.package.tensor_bytes = slow
+    ptn.writing.tensor_bytes = slow
     ptn.save(path, b"\\x10\\x00\\x00\\x00NPTG" + bytes(56),
              {f"t{i}": np.full(1 << 18, i, np.float32) for i in range(4)})
     """

@@ -33,12 +33,13 @@ from hypothesis import strategies as st
 
 import ptn
 import ptn.package
+import ptn.writing
 from ptn.errors import PtnError
 from ptn.members import ALIASES, METADATA, PTG, SAFETENSORS
 from ptn.metadata import Metadata
-from ptn.package import write_atomically
 from ptn.tensors import DTYPES
 from ptn.testing.strategies import valid_metadata
+from ptn.writing import write_atomically
 from ptn.zip import ZipWriter
 
 PROGRAM = b"\x10\x00\x00\x00NPTG" + bytes(56)
@@ -581,7 +582,7 @@ def assert_untouched(existing: tuple[Path, bytes, int]) -> None:
 def test_exception_from_the_data_while_streaming(
     existing: tuple[Path, bytes, int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = ptn.package.tensor_bytes
+    real = ptn.writing.tensor_bytes
     calls = []
 
     def flaky(array: np.ndarray) -> memoryview:
@@ -590,7 +591,7 @@ def test_exception_from_the_data_while_streaming(
             raise RuntimeError("conversion failed half-way")
         return real(array)
 
-    monkeypatch.setattr(ptn.package, "tensor_bytes", flaky)
+    monkeypatch.setattr(ptn.writing, "tensor_bytes", flaky)
     with pytest.raises(PtnError) as raised:
         ptn.save(existing[0], PROGRAM, _constants())
     assert raised.value.rule == "ptn-write-failed"
@@ -605,7 +606,7 @@ def test_keyboard_interrupt_while_streaming(
     def interrupted(array: np.ndarray) -> memoryview:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(ptn.package, "tensor_bytes", interrupted)
+    monkeypatch.setattr(ptn.writing, "tensor_bytes", interrupted)
     with pytest.raises(KeyboardInterrupt):
         ptn.save(existing[0], PROGRAM, _constants())
     assert_untouched(existing)
@@ -840,7 +841,7 @@ def test_exception_from_a_lazy_mapping_is_write_failed(existing: tuple[Path, byt
 def test_zip64_forced_at_a_small_threshold(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: int
 ) -> None:
-    monkeypatch.setattr(ptn.package, "ZipWriter", functools.partial(ZipWriter, zip64_limit=limit))
+    monkeypatch.setattr(ptn.writing, "ZipWriter", functools.partial(ZipWriter, zip64_limit=limit))
     constants = _constants()
     constants["alias"] = constants["w0"].copy()
     path = tmp_path / "m.ptn"

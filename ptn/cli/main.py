@@ -1,4 +1,8 @@
-"""The ``ptn`` command. Exit codes: 0 ok, 1 invalid (or stale), 2 usage or I/O problem."""
+"""The ``ptn`` command. Exit codes: 0 ok, 1 invalid (or stale), 2 usage or I/O problem.
+
+Size (~410 lines): every command's options and help live here, so this file reads
+like ``ptn --help``; the work is in ptn/ and in cli/report.py, runner.py, inspect_view.py.
+"""
 
 from __future__ import annotations
 
@@ -317,10 +321,10 @@ def _checked(path: str, work):  # type: ignore[no-untyped-def]
 
 
 def _rewrite(path: str, output: str | None, change) -> None:  # type: ignore[no-untyped-def]
-    """Run one metadata edit transaction (ptn.package.edit_metadata) and report it."""
+    """Run one metadata edit transaction (ptn.writing.edit_metadata) and report it."""
     from ptn.atomic import BrokenHardLinks
     from ptn.cli.report import count, safe
-    from ptn.package import edit_metadata
+    from ptn.writing import edit_metadata
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", BrokenHardLinks)

@@ -1,0 +1,279 @@
+"""``ptn.save`` and ``ptn.edit_metadata``: writing whole packages.
+
+Saving validates everything before touching the destination, streams each
+tensor once into a temporary file beside it (CRC-32 on the fly), fsyncs and
+renames (ptn.atomic: the old file survives any failure), and the same inputs
+always give the same bytes. An edit is a transaction on one open file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from itertools import chain
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ptn.aliases import dumps_aliases
+from ptn.atomic import EditSource, edit_lock, replace_file
+from ptn.dedup import fold_duplicates
+from ptn.errors import PtnError, first_error
+from ptn.members import ALIASES, METADATA, PTG, SAFETENSORS, ptg_findings
+from ptn.metadata import Metadata, model_values
+from ptn.package import Package
+from ptn.sharing import refuse_shared_mutables
+from ptn.tensors import METADATA_KEY, dtype_of, plan_layout, tensor_bytes
+from ptn.zip import ZipWriter
+
+if TYPE_CHECKING:
+    from ptn_generated.metadata_model import PtnMetadata
+
+
+def _metadata_to_write(
+    metadata: Mapping[str, Any] | Metadata | PtnMetadata | None,
+) -> Metadata | None:
+    """Validated metadata, or None when there is none to write (writers omit ``{}``)."""
+    meta = metadata if isinstance(metadata, Metadata) or metadata is None else Metadata(metadata)
+    return meta if meta is not None and len(meta) > 0 else None
+
+
+class _ArgumentTypeError(TypeError):
+    """A caller's value of the wrong type found while preparing: passes ptn-write-failed by."""
+
+
+def _as_numpy(value: Any, key: str) -> np.ndarray:
+    if isinstance(value, np.ndarray):
+        return value
+    if isinstance(value, np.generic):
+        return np.asarray(value)
+    if type(value).__module__.startswith("torch"):
+        from ptn.torch import to_numpy
+
+        return to_numpy(value)
+    raise _ArgumentTypeError(
+        f"constants[{key!r}] is a {type(value).__name__}; give a numpy array or a torch tensor"
+    )
+
+
+def _check_argument_types(
+    program: object, constants: object, metadata: object, mutable_keys: object
+) -> set[str]:
+    """Wrong Python types are the caller's bug: TypeError naming the argument, not a rule.
+
+    Returns ``mutable_keys`` as a set (it may be a one-shot iterator).
+    """
+    if not isinstance(program, (bytes, bytearray, memoryview)):
+        raise TypeError(
+            f"program must be bytes, bytearray or memoryview (the FlatBuffer), "
+            f"not {type(program).__name__}"
+        )
+    if constants is not None and not isinstance(constants, Mapping):
+        raise TypeError(
+            f"constants must be a mapping of str keys to arrays, not {type(constants).__name__}"
+        )
+    if (
+        metadata is not None
+        and not isinstance(metadata, (Mapping, Metadata))
+        and model_values(metadata) is None
+    ):
+        raise TypeError(
+            f"metadata must be a mapping of names to values, a ptn.Metadata or a "
+            f"ptn.PtnMetadata, not {type(metadata).__name__}"
+        )
+    if isinstance(mutable_keys, (str, bytes)):
+        raise TypeError(
+            f"mutable_keys must be an iterable of keys such as [{mutable_keys!r}], not a "
+            f"{type(mutable_keys).__name__} (that would name each of its characters)"
+        )
+    if not isinstance(mutable_keys, Iterable):
+        raise TypeError(
+            f"mutable_keys must be an iterable of str keys, not {type(mutable_keys).__name__}"
+        )
+    keys = list(mutable_keys)
+    odd = next((k for k in keys if not isinstance(k, str)), None)
+    if odd is not None:
+        raise TypeError(f"mutable_keys holds {odd!r} ({type(odd).__name__}); keys are str")
+    return set(keys)
+
+
+def _check_inputs(
+    program: bytes | bytearray | memoryview,
+    constants: Mapping[str, Any],
+    mutable: set[str],
+) -> dict[str, np.ndarray]:
+    error = first_error(ptg_findings(memoryview(program)))
+    if error is not None:
+        raise error
+    arrays = {}
+    for key, value in constants.items():
+        if not isinstance(key, str):
+            raise _ArgumentTypeError(
+                f"constants has the key {key!r} ({type(key).__name__}); keys are str"
+            )
+        if not key or key == METADATA_KEY:
+            raise PtnError(
+                "st-reserved-key" if key == METADATA_KEY else "st-entry-invalid",
+                f"constant key {key!r} is not allowed",
+                member=SAFETENSORS,
+            )
+        try:  # float8 and other dtypes without a safetensors name, numpy's or torch's
+            arrays[key] = _as_numpy(value, key)
+            dtype_of(arrays[key])
+        except PtnError as err:
+            if err.rule != "st-unsupported-dtype" or repr(key) in err.message:
+                raise
+            message = f"constant {key!r}: {err.message}"
+            raise PtnError(err.rule, message, member=SAFETENSORS) from None
+    unknown = mutable - set(arrays)
+    if unknown:
+        raise PtnError(
+            "st-entry-invalid",
+            f"mutable keys without a constant: {sorted(unknown)}",
+            member=SAFETENSORS,
+        )
+    refuse_shared_mutables(constants, mutable)
+    return arrays
+
+
+def save(
+    path: str | os.PathLike[str],
+    program: bytes | bytearray | memoryview,
+    constants: Mapping[str, Any] | None = None,
+    metadata: Mapping[str, Any] | Metadata | PtnMetadata | None = None,
+    mutable_keys: Iterable[str] = (),
+) -> None:
+    """Write a package atomically and reproducibly; see the module docstring.
+
+    Arguments of the wrong type raise TypeError; contents that break a rule raise PtnError.
+    """
+    mutable = _check_argument_types(program, constants, metadata, mutable_keys)
+    # A lazy mapping or array-like may fail on access: that too is ptn-write-failed.
+    with _write_failed(path, "preparing"):
+        meta = _metadata_to_write(metadata)
+        arrays = _check_inputs(program, constants or {}, mutable)
+        owners, aliases = fold_duplicates(arrays, mutable)
+        prefix, layout = plan_layout(
+            [(k, dtype_of(a), tuple(a.shape), a.nbytes) for k, a in owners.items()]
+        )
+    members: list[MemberSource] = [(PTG, [memoryview(program)], len(program))]
+    if owners:
+        chunks: Iterable[bytes | memoryview] = chain(
+            [prefix], (tensor_bytes(owners[key]) for key, _, _ in layout)
+        )
+        members.append(
+            (SAFETENSORS, chunks, len(prefix) + sum(owners[k].nbytes for k, _, _ in layout))
+        )
+    if aliases:
+        members.append((ALIASES, [dumps_aliases(aliases)], -1))
+    if meta is not None:
+        members.append((METADATA, [meta.dumps()], -1))
+    write_atomically(path, members)
+
+
+@dataclass(frozen=True)
+class CopiedData:
+    """Member data taken from another file as it is, with its known CRC-32."""
+
+    fd: int
+    offset: int
+    crc32: int
+
+
+MemberSource = tuple[str, Iterable[bytes | memoryview] | CopiedData, int]
+
+
+def write_atomically(
+    path: str | os.PathLike[str],
+    members: list[MemberSource],
+    *,
+    before_rename: Callable[[], None] | None = None,
+) -> None:
+    """Write members (name, chunks or CopiedData, size or -1), then replace ``path``.
+
+    See ptn.atomic.replace_file for what is guaranteed (mode, owner, symlinks,
+    interrupts); ``before_rename`` is its last check.
+    """
+    with _write_failed(path, "writing"):
+        replace_file(path, lambda fd: _write_members(fd, members), before_rename=before_rename)
+
+
+def _write_members(fd: int, members: list[MemberSource]) -> None:
+    with os.fdopen(fd, "w+b", closefd=False) as f, ZipWriter(f) as zw:
+        for name, source, size in members:
+            if isinstance(source, CopiedData):
+                zw.add_copy(name, source.fd, source.offset, size, source.crc32)
+            elif size < 0:
+                data = b"".join(source)
+                zw.add(name, [data], len(data))
+            else:
+                zw.add(name, source, size)
+
+
+@contextlib.contextmanager
+def _write_failed(path: str | os.PathLike[str], stage: str) -> Iterator[None]:
+    """Any failure but a PtnError, a caller's wrong type or an interrupt is ``ptn-write-failed``."""
+    try:
+        yield
+    except (PtnError, _ArgumentTypeError):
+        raise
+    except Exception as exc:
+        raise PtnError(
+            "ptn-write-failed",
+            f"{stage} {os.fspath(path)!r} failed: {type(exc).__name__}: {exc}; "
+            "the destination is unchanged",
+        ) from exc
+
+
+def rewrite_metadata(
+    path: str | os.PathLike[str],
+    metadata: Mapping[str, Any] | Metadata | PtnMetadata | None,
+    output: str | os.PathLike[str] | None = None,
+) -> None:
+    """Replace a package's metadata (None removes it); see ``edit_metadata``."""
+    edit_metadata(path, lambda _old: metadata, output)
+
+
+def edit_metadata(
+    path: str | os.PathLike[str],
+    change: Callable[[dict[str, Any]], Mapping[str, Any] | Metadata | PtnMetadata | None],
+    output: str | os.PathLike[str] | None = None,
+) -> Metadata | None:
+    """Edit a package's metadata as one transaction; returns the metadata written.
+
+    ``change`` gets the current metadata (a dict, empty when there is none) and
+    returns the new one. Under the package's lock: the file is validated, the
+    change applied and validated, every other member copied from the same
+    open file (kernel copy, CRC-32 kept), and the result renamed into place
+    (to ``output`` when given) only if the package is still the file that was
+    read; else ``ptn-concurrent-modification`` and nothing is written. Edits by
+    other ptn processes wait for the lock, so none is lost. The new metadata may
+    be a mapping, a ``Metadata`` or a ``ptn.PtnMetadata``.
+    """
+    with edit_lock(path) as source, Package(source.path, _fd=source.fd) as pkg:
+        old = pkg.metadata.to_dict() if pkg.metadata is not None else {}
+        meta = _metadata_to_write(change(old))
+        members: list[MemberSource] = []
+        for name in (PTG, SAFETENSORS, ALIASES):
+            m = pkg.members.get(name)
+            if m is not None:
+                members.append((name, CopiedData(source.fd, m.data_offset, m.crc32), m.size))
+        if meta is not None:
+            members.append((METADATA, [meta.dumps()], -1))
+        in_place = output is None or _same_file(output, source)
+        write_atomically(
+            source.path if in_place else output,  # type: ignore[arg-type]
+            members,
+            before_rename=source.check_unchanged,
+        )
+    return meta
+
+
+def _same_file(path: str | os.PathLike[str], source: EditSource) -> bool:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return (st.st_dev, st.st_ino) == (source.identity.dev, source.identity.ino)
