@@ -23,7 +23,7 @@ from ptn.errors import PtnError, first_error
 from ptn.members import METADATA, PTG, SAFETENSORS
 from ptn.metadata import Metadata
 from ptn.tensors import TensorInfo, tensor_view
-from ptn.validation import Parsed, iter_findings
+from ptn.validation import check_package
 from ptn.zip import Member, read_members
 
 if TYPE_CHECKING:
@@ -86,8 +86,7 @@ class Package:
         if mm is None:
             raise PtnError("zip-not-a-zip", "the file is empty; a package is a zip archive")
         self._mmap = mm
-        parsed = Parsed()
-        findings = list(iter_findings(self._buf, deep=False, parsed=parsed))
+        findings, parsed = check_package(self._buf)
         error = first_error(findings)
         if error is not None:
             raise error

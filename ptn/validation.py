@@ -13,7 +13,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -26,7 +26,7 @@ from ptn.st_header import TensorInfo, bool_findings, read_header
 from ptn.zip import Member, check_crc, read_members
 
 
-@dataclass
+@dataclass(frozen=True)
 class Parsed:
     """What validation learned, for ``ptn.load`` to build on without parsing twice."""
 
@@ -41,55 +41,65 @@ def _member_view(buf: memoryview, member: Member) -> memoryview:
     return buf[member.data_offset : member.data_offset + member.size]
 
 
-def iter_findings(
-    buf: memoryview, deep: bool = False, parsed: Parsed | None = None
-) -> Iterator[Finding]:
+def iter_findings(buf: memoryview, deep: bool = False) -> Iterator[Finding]:
     """Every finding for the package in ``buf``: container first, then each member.
 
     Within one findings budget for all layers (at most 100 per rule, 1,000 in all, then
     one summary per cut rule): a hostile file cannot make the report grow with it.
+    Lazy, so a caller can stop between stages (``validate``'s time limit).
     """
-    return within_budget(_findings(buf, deep, parsed))
+    return within_budget(_stages(buf, deep))
 
 
-def _findings(buf: memoryview, deep: bool, parsed: Parsed | None) -> Iterator[Finding]:
-    parsed = parsed if parsed is not None else Parsed()
+def check_package(buf: memoryview, deep: bool = False) -> tuple[list[Finding], Parsed]:
+    """Every finding (within the budget), and what was parsed on the way."""
+    stages = _stages(buf, deep)
+    found: list[Finding] = []
+    while True:
+        try:
+            found.append(next(stages))
+        except StopIteration as done:
+            return list(within_budget(found)), done.value
+
+
+def _stages(buf: memoryview, deep: bool) -> Generator[Finding, None, Parsed]:
+    """Yield the findings of each layer in order; return what was parsed."""
     try:
         members, found = read_members(buf)
     except PtnError as err:
         yield err.to_finding()
-        return
+        return Parsed()
     yield from found
     yield from membership_findings([m.name for m in members])
-    parsed.members = {m.name: m for m in members}
-    by_name = parsed.members
+    by_name = {m.name: m for m in members}
+    tensors: dict[str, TensorInfo] = {}
+    data_start = 0
+    aliases: dict[str, str] = {}
+    metadata = None
     if PTG in by_name:
         yield from ptg_findings(_member_view(buf, by_name[PTG]))
     if SAFETENSORS in by_name:
         try:
-            parsed.tensors, start, found = read_header(_member_view(buf, by_name[SAFETENSORS]))
-            parsed.data_start = start
+            tensors, data_start, found = read_header(_member_view(buf, by_name[SAFETENSORS]))
             yield from found
         except PtnError as err:
             yield err.with_member(SAFETENSORS).to_finding()
     if ALIASES in by_name:
         try:
-            parsed.aliases, found = read_aliases(
-                _member_view(buf, by_name[ALIASES]), set(parsed.tensors)
-            )
+            aliases, found = read_aliases(_member_view(buf, by_name[ALIASES]), set(tensors))
             yield from found
         except PtnError as err:
             yield err.with_member(ALIASES).to_finding()
     if METADATA in by_name:
         try:
-            parsed.metadata = Metadata.parse(_member_view(buf, by_name[METADATA]))
+            metadata = Metadata.parse(_member_view(buf, by_name[METADATA]))
         except PtnError as err:
             yield err.with_member(METADATA).to_finding()
     if deep:
         yield from _crc_findings(buf, members)
-        if parsed.tensors:
-            st = _member_view(buf, by_name[SAFETENSORS])
-            yield from bool_findings(st, parsed.data_start, parsed.tensors)
+        if tensors:
+            yield from bool_findings(_member_view(buf, by_name[SAFETENSORS]), data_start, tensors)
+    return Parsed(by_name, tensors, data_start, aliases, metadata)
 
 
 def _crc_findings(buf: memoryview, members: list[Member]) -> Iterator[Finding]:
