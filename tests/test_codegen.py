@@ -34,10 +34,13 @@ def test_check_command_exits_zero_when_current() -> None:
     assert "generated files are current" in proc.stdout
 
 
-def test_ptn_codegen_points_to_the_dev_command() -> None:
-    """The user command no longer regenerates; it says in one line where that went."""
+def test_ptn_codegen_points_to_the_dev_command(tmp_path: Path) -> None:
+    """Outside a checkout it says in one line where regeneration went; inside, it runs it."""
     proc = subprocess.run(
-        [sys.executable, "-m", "ptn", "codegen", "--check"], capture_output=True, text=True
+        [sys.executable, "-m", "ptn", "codegen", "--check"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
     )
     assert proc.returncode == 2
     assert len(proc.stderr.splitlines()) == 1, proc.stderr
@@ -46,6 +49,14 @@ def test_ptn_codegen_points_to_the_dev_command() -> None:
         [sys.executable, "-m", "ptn", "--help"], capture_output=True, text=True
     ).stdout
     assert "bindings" in help_text and "codegen" not in help_text
+    in_checkout = subprocess.run(
+        [sys.executable, "-m", "ptn", "codegen", "--check"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    assert in_checkout.returncode == 0, in_checkout.stderr
+    assert "generated files are current" in in_checkout.stdout
 
 
 @pytest.fixture

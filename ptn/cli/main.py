@@ -352,8 +352,15 @@ def _mention_stale_temp_files(paths: Sequence[str]) -> None:
 @cli.command(
     hidden=True, context_settings={"ignore_unknown_options": True, "allow_extra_args": True}
 )
-def codegen() -> None:
-    """Moved out of the user command: say where to (exit 2)."""
+@click.pass_context
+def codegen(ctx: click.Context) -> None:
+    """Moved to a developer tool: run it from a source checkout, else say where it went."""
+    import subprocess
+    from pathlib import Path
+
+    if (Path("tools") / "codegen" / "__main__.py").is_file() and Path("schema").is_dir():
+        # In a checkout: the habit `ptn codegen [--check]` still works.
+        sys.exit(subprocess.run([sys.executable, "-m", "tools.codegen", *ctx.args]).returncode)
     raise UsageProblem(
         "`ptn codegen` is now `python -m tools.codegen [--check]`, run in a source checkout; "
         "`ptn bindings cpp|typescript DIR` writes the C++ and TypeScript bindings anywhere"
