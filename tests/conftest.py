@@ -126,7 +126,7 @@ def unzip() -> str:
 
 @pytest.fixture(scope="session")
 def fresh_clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A copy of the files a fresh clone has (`git ls-files`), with no ../shared beside it.
+    """A copy of the files a fresh clone has (`git ls-files`), and nothing beside it.
 
     Tests that build or run commands "as a new user would" work here, never in the checkout.
     """
