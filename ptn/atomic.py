@@ -37,12 +37,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
-from ptn.buffers import open_regular
+from ptn.buffers import CLOEXEC, open_regular
 from ptn.errors import PtnError, PtnIOError
 
 TEMP_NAME = ".{name}.{token}.tmp"
 """Temporary files beside a package; ``token`` is 8 lowercase hex digits."""
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLEANUP_SIGNALS = tuple(
     getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGINT") if hasattr(signal, name)
@@ -90,7 +89,7 @@ _TEMP_RE = re.compile(r"\.(?P<name>.+)\.[a-z0-9_]{8}\.tmp")
 def _held(path: Path) -> bool:
     """Whether a live writer holds ``path``'s lock (an unreadable file counts as held)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | _CLOEXEC | _NOFOLLOW)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | CLOEXEC | _NOFOLLOW)
     except OSError:
         return True
     try:
@@ -255,7 +254,7 @@ def _create_temp(dest: Path) -> tuple[int, Path]:
     for _ in range(64):
         tmp = dest.with_name(TEMP_NAME.format(name=dest.name, token=os.urandom(4).hex()))
         try:
-            flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | _CLOEXEC | _NOFOLLOW
+            flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | CLOEXEC | _NOFOLLOW
             return os.open(tmp, flags, 0o666), tmp
         except FileExistsError:
             continue
@@ -275,7 +274,7 @@ def _keep_attributes(fd: int, old: os.stat_result) -> None:
 
 def _fsync_dir(directory: Path) -> None:
     with contextlib.suppress(OSError):
-        fd = os.open(directory, os.O_RDONLY | _CLOEXEC)
+        fd = os.open(directory, os.O_RDONLY | CLOEXEC)
         try:
             os.fsync(fd)
         finally:

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING
 
 from ptn.errors import PtnIOError
 
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+"""Descriptors ptn opens are not inherited by programs it starts."""
 
 if TYPE_CHECKING:  # collections.abc.Buffer is 3.12+; annotations are never evaluated
     from typing_extensions import Buffer
@@ -41,7 +42,7 @@ def open_regular(path: str | os.PathLike[str]) -> int:
     """
     name = os.fspath(path)
     try:
-        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | _CLOEXEC)
+        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | CLOEXEC)
     except OSError as exc:
         raise PtnIOError(f"cannot open {name!r}: {exc.strerror or exc}", errno=exc.errno) from None
     try:

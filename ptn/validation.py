@@ -52,14 +52,18 @@ def iter_findings(buf: memoryview, deep: bool = False) -> Iterator[Finding]:
 
 
 def check_package(buf: memoryview, deep: bool = False) -> tuple[list[Finding], Parsed]:
-    """Every finding (within the budget), and what was parsed on the way."""
-    stages = _stages(buf, deep)
-    found: list[Finding] = []
-    while True:
-        try:
-            found.append(next(stages))
-        except StopIteration as done:
-            return list(within_budget(found)), done.value
+    """Every finding (within the budget), and what was parsed on the way.
+
+    The budget sees the findings as they come, so memory stays bounded whatever
+    the file holds; the stages' return value is caught on the way out.
+    """
+    parsed: list[Parsed] = []
+
+    def stages() -> Iterator[Finding]:
+        parsed.append((yield from _stages(buf, deep)))
+
+    findings = list(within_budget(stages()))
+    return findings, parsed[0]
 
 
 def _stages(buf: memoryview, deep: bool) -> Generator[Finding, None, Parsed]:

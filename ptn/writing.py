@@ -119,12 +119,10 @@ def _check_inputs(
                 f"constant key {key!r} is not allowed",
                 member=SAFETENSORS,
             )
-        try:  # float8 and other dtypes without a safetensors name, numpy's or torch's
+        try:
             arrays[key] = _as_numpy(value, key)
             dtype_of(arrays[key])
-        except PtnError as err:
-            if err.rule != "st-unsupported-dtype" or repr(key) in err.message:
-                raise
+        except PtnError as err:  # st-unsupported-dtype (float8...): say which constant
             message = f"constant {key!r}: {err.message}"
             raise PtnError(err.rule, message, member=SAFETENSORS) from None
     unknown = mutable - set(arrays)
