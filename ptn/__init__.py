@@ -17,6 +17,7 @@ _EXPORTS = {
     "Finding": "ptn.errors",
     "PtnError": "ptn.errors",
     "Report": "ptn.errors",
+    "diff": "ptn.diffing",
     "parse_json": "ptn.json_strict",
     "Metadata": "ptn.metadata",
     "Package": "ptn.package",
@@ -42,6 +43,7 @@ __all__ = [
     "PtnError",
     "PtnMetadata",
     "Report",
+    "diff",
     "edit_metadata",
     "load",
     "parse_json",
@@ -53,6 +55,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from ptn.atomic import BrokenHardLinks
+    from ptn.diffing import diff
     from ptn.errors import Finding, PtnError, Report
     from ptn.json_strict import parse_json
     from ptn.metadata import Metadata

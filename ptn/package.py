@@ -136,6 +136,16 @@ class Package:
             array = self._alias_view(info)
         return Constant(key, info.key, info.dtype, info.shape, array)
 
+    def constant_bytes(self, key: str) -> memoryview:
+        """The stored little-endian bytes of ``key`` (an alias gives its owner's).
+
+        A read-only slice of the mapping, without numpy: what ``ptn.diff`` compares
+        chunk by chunk, whatever the dtype or rank.
+        """
+        info = self.tensor_info(key)
+        start = self._parsed.data_start
+        return self._st[start + info.begin : start + info.end]
+
     def _cow_st(self) -> memoryview:
         if self._cow is None:
             mm, view = map_fd(self._fd, self.path, copy=True)

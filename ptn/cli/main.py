@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -30,6 +32,7 @@ def cli() -> None:
     \b
       ptn validate models/            check every *.ptn below models/
       ptn inspect model.ptn           members, tensors and metadata
+      ptn diff old.ptn new.ptn        what changed between two packages
       ptn metadata set model.ptn get_max_context_len=8192
     """
 
@@ -141,6 +144,70 @@ def _open_or_exit(path: str, action):  # type: ignore[no-untyped-def]
 def _with_package(load, path: str, action):  # type: ignore[no-untyped-def]
     with load(path) as pkg:
         return action(pkg)
+
+
+@cli.command()
+@click.argument("old", type=click.Path(dir_okay=False), metavar="A")
+@click.argument("new", type=click.Path(dir_okay=False), metavar="B")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Every difference as one JSON document (docs/diff.md)."
+)
+@click.option(
+    "--values",
+    is_flag=True,
+    help="Largest absolute difference of each changed floating-point constant (reads it whole).",
+)
+def diff(old: str, new: str, as_json: bool, values: bool) -> None:
+    """Compare package A with B: members, program, constants, aliases, metadata.
+
+    Constants are compared byte for byte in bounded chunks, never loaded whole.
+    Exit status: 0 equal, 1 different, 2 usage or I/O problem or an invalid package.
+    """
+    from ptn.cli.diff_view import dumps_diff, text_diff
+    from ptn.cli.report import finding_line, safe
+    from ptn.diffing import compare
+    from ptn.errors import PtnError
+    from ptn.package import load
+
+    with _diff_progress() as progress, ExitStack() as stack:
+        opened = []
+        for label, path in (("A", old), ("B", new)):
+            try:
+                opened.append(stack.enter_context(load(path)))
+            except PtnError as err:
+                click.echo(finding_line(path, err.to_finding(), colour=False), err=True)
+                what = "cannot be read" if err.rule == "ptn-io-error" else "is not a valid package"
+                click.echo(f"ptn diff: {label} ({safe(path)}) {what}", err=True)
+        if len(opened) < 2:
+            sys.exit(2)
+        info = compare(opened[0], opened[1], values=values, progress=progress).to_json()
+    click.echo(dumps_diff(info) if as_json else text_diff(info, colour=sys.stdout.isatty()))
+    sys.exit(0 if info["equal"] else 1)
+
+
+PROGRESS_MIN_BYTES = 256 << 20
+"""`ptn diff` shows a progress bar (on a terminal) when it reads at least this much."""
+
+
+@contextmanager
+def _diff_progress() -> Iterator[Callable[[int, int], None] | None]:
+    """A ``progress(done, total)`` drawing a transient bar on stderr once total is large."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.progress import Progress
+
+    with ExitStack() as stack:
+        bar: list[tuple[Progress, Any]] = []
+
+        def advance(done: int, total: int) -> None:
+            if not bar and total >= PROGRESS_MIN_BYTES:
+                shown = stack.enter_context(Progress(transient=True, console=_stderr_console()))
+                bar.append((shown, shown.add_task("comparing", total=total)))
+            for shown, task in bar:
+                shown.update(task, completed=done, total=total)
+
+        yield advance
 
 
 @cli.group()
