@@ -200,14 +200,12 @@ def _meta_json(value: Stored) -> dict[str, Any]:
 def _same_value(a: Stored, b: Stored) -> bool:
     """Equal with the same kind: 1 vs 1.0 vs True differ, and so do 0.0 and -0.0."""
 
-    def token(v: bool | int | float | str) -> tuple[str, Any]:
-        return (_SCALAR_KINDS[type(v)], v.hex() if type(v) is float else v)
+    def tokens(v: Stored) -> list[tuple[str, Any]] | tuple[str, Any]:
+        items = v if isinstance(v, list) else [v]
+        typed = [(_SCALAR_KINDS[type(x)], x.hex() if type(x) is float else x) for x in items]
+        return typed if isinstance(v, list) else typed[0]
 
-    if type(a) is list or type(b) is list:
-        return (
-            type(a) is list and type(b) is list and [token(x) for x in a] == [token(y) for y in b]
-        )
-    return token(a) == token(b)
+    return tokens(a) == tokens(b)
 
 
 def _sections(
