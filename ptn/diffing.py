@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -25,6 +25,7 @@ import numpy as np
 
 from ptn.metadata import _SCALAR_KINDS, Stored, _kind_of
 from ptn.package import Package, load
+from ptn.tensors import DTYPES
 
 CHUNK_BYTES = 16 << 20
 """Bytes of each package read per step (the values pass keeps float64 copies of
@@ -51,10 +52,6 @@ class Section(Generic[V, C]):
     @property
     def equal(self) -> bool:
         return not (self.added or self.removed or self.changed)
-
-    @property
-    def differences(self) -> int:
-        return len(self.added) + len(self.removed) + len(self.changed)
 
 
 @dataclass(frozen=True)
@@ -247,32 +244,37 @@ class _Reader:
             self.progress(self.done, self.total)
 
 
-def _bytes_equal(a: memoryview, b: memoryview, reader: _Reader) -> bool:
+def _bytes_equal(old: Package, new: Package, owners: tuple[str, str], reader: _Reader) -> bool:
     """Chunk by chunk over the mappings; stops at the first differing chunk."""
     step = max(1, CHUNK_BYTES)
-    for start in range(0, len(a), step):
-        x = np.frombuffer(a[start : start + step], np.uint8)
-        y = np.frombuffer(b[start : start + step], np.uint8)
+    left = 2 * old.tensor_info(owners[0]).nbytes
+    for x, y in zip(
+        old.constant_chunks(owners[0], step), new.constant_chunks(owners[1], step), strict=True
+    ):
         reader.advance(2 * len(x))
-        if not np.array_equal(x, y):
-            reader.advance(2 * (len(a) - start - len(x)))  # the rest is not read
+        left -= 2 * len(x)
+        if not np.array_equal(np.frombuffer(x, np.uint8), np.frombuffer(y, np.uint8)):
+            reader.advance(left)  # counted as done: the rest need not be read
             return False
     return True
 
 
-def _chunks(array: np.ndarray, n: int) -> Iterator[np.ndarray]:
-    flat = array.reshape(-1)
-    for start in range(0, flat.size, n):
-        yield flat[start : start + n]
-
-
-def _value_stats(old: np.ndarray, new: np.ndarray, reader: _Reader) -> ValueStats:
-    """Elementwise stats in float64 chunks of ``CHUNK_BYTES // 8`` elements."""
+def _value_stats(
+    old: Package, new: Package, owners: tuple[str, str], reader: _Reader
+) -> ValueStats:
+    """Elementwise stats, as float64, ``CHUNK_BYTES // 8`` elements at a time."""
     n = max(1, CHUNK_BYTES // 8)
+    old_dtype, old_size = DTYPES[old.tensor_info(owners[0]).dtype]
+    new_dtype, new_size = DTYPES[new.tensor_info(owners[1]).dtype]
     worst, differing, nan_mismatches = 0.0, 0, 0
-    for x, y in zip(_chunks(old, n), _chunks(new, n), strict=True):
-        reader.advance(x.nbytes + y.nbytes)
-        a, b = x.astype(np.float64), y.astype(np.float64)
+    for x, y in zip(
+        old.constant_chunks(owners[0], n * old_size),
+        new.constant_chunks(owners[1], n * new_size),
+        strict=True,
+    ):
+        reader.advance(len(x) + len(y))
+        a = np.frombuffer(x, old_dtype).astype(np.float64)
+        b = np.frombuffer(y, new_dtype).astype(np.float64)
         a_nan, b_nan = np.isnan(a), np.isnan(b)
         equal = (a == b) | (a_nan & b_nan)
         one_nan = a_nan ^ b_nan
@@ -297,10 +299,7 @@ def _tensors(
     pairs = {owners[k]: facts[k] for k in both}
     same_size = {o for o, (a, b) in pairs.items() if a.nbytes == b.nbytes}
     reader = _Reader(sum(2 * pairs[o][0].nbytes for o in same_size), progress)
-    bytes_equal = {
-        o: _bytes_equal(old.constant_bytes(o[0]), new.constant_bytes(o[1]), reader)
-        for o in same_size
-    }
+    bytes_equal = {o: _bytes_equal(old, new, o, reader) for o in same_size}
     stats: dict[tuple[str, str], ValueStats] = {}
     if values:  # a second pass, over the changed floating-point constants only
         todo = [
@@ -313,7 +312,7 @@ def _tensors(
         ]
         reader.total += sum(pairs[o][0].nbytes + pairs[o][1].nbytes for o in todo)
         for o in todo:
-            stats[o] = _value_stats(old.constants[o[0]], new.constants[o[1]], reader)
+            stats[o] = _value_stats(old, new, o, reader)
     changed = {
         k: TensorChange(*facts[k], bytes_equal.get(owners[k], False), stats.get(owners[k]))
         for k in both

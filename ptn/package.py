@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ptn.aliases import resolve
-from ptn.buffers import close_mapping, map_fd, map_file, open_regular
+from ptn.buffers import close_mapping, map_fd, map_file, open_regular, release_pages
 from ptn.errors import PtnError, first_error
 from ptn.members import METADATA, PTG, SAFETENSORS
 from ptn.metadata import Metadata
@@ -136,15 +136,24 @@ class Package:
             array = self._alias_view(info)
         return Constant(key, info.key, info.dtype, info.shape, array)
 
-    def constant_bytes(self, key: str) -> memoryview:
-        """The stored little-endian bytes of ``key`` (an alias gives its owner's).
+    def constant_chunks(self, key: str, size: int) -> Iterator[memoryview]:
+        """The stored bytes of ``key`` (an alias: its owner's), ``size`` bytes at a time.
 
-        A read-only slice of the mapping, without numpy: what ``ptn.diff`` compares
-        chunk by chunk, whatever the dtype or rank.
+        Without numpy, whatever the dtype or rank. Each chunk is a read-only view of
+        the mapping; once the next is asked for, the pages read so far are dropped
+        from this process's resident memory (they stay in the page cache), so
+        streaming a 10 GiB constant does not grow RSS by 10 GiB (``ptn.diff``).
         """
+        if size < 1:
+            raise ValueError(f"size must be a positive number of bytes, not {size!r}")
         info = self.tensor_info(key)
-        start = self._parsed.data_start
-        return self._st[start + info.begin : start + info.end]
+        assert self._mmap is not None, "the package is closed"
+        mm = self._mmap
+        begin = self._parsed.members[SAFETENSORS].data_offset + self._parsed.data_start
+        begin, end = begin + info.begin, begin + info.end
+        for at in range(begin, end, size):
+            yield self._buf[at : min(at + size, end)]
+            release_pages(mm, at, min(size, end - at))
 
     def _cow_st(self) -> memoryview:
         if self._cow is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import shutil
@@ -416,6 +417,30 @@ def test_memory_stays_bounded_by_the_chunk(tmp_path: Path, monkeypatch: pytest.M
 
 
 # -- the command -----------------------------------------------------------------------------
+
+
+def test_progress_is_drawn_on_a_terminal_once_the_read_is_long(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from ptn.cli import main
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    with main._diff_progress() as progress:
+        assert progress is None
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    monkeypatch.setattr(main, "PROGRESS_MIN_BYTES", 1000)
+    with main._diff_progress() as progress:
+        assert progress is not None
+        progress(10, 999)
+        assert terminal.getvalue() == ""  # a short compare draws nothing
+        progress(10, 1000)
+        progress(1000, 1000)
+    assert "comparing" in terminal.getvalue()
 
 
 def test_an_invalid_or_missing_package_is_exit_2_naming_which(tmp_path: Path) -> None:
