@@ -28,8 +28,8 @@ from ptn.package import Package, load
 from ptn.tensors import DTYPES
 
 CHUNK_BYTES = 16 << 20
-"""Bytes of each package read per step (the values pass keeps float64 copies of
-``CHUNK_BYTES // 8`` elements of each side)."""
+"""Bytes of each package read per step (the values pass reads ``CHUNK_BYTES // 16``
+elements of each side per step, as float64: half a chunk each)."""
 
 FLOATING = frozenset({"F16", "BF16", "F32", "F64"})
 
@@ -262,8 +262,8 @@ def _bytes_equal(old: Package, new: Package, owners: tuple[str, str], reader: _R
 def _value_stats(
     old: Package, new: Package, owners: tuple[str, str], reader: _Reader
 ) -> ValueStats:
-    """Elementwise stats, as float64, ``CHUNK_BYTES // 8`` elements at a time."""
-    n = max(1, CHUNK_BYTES // 8)
+    """Elementwise stats, as float64, ``CHUNK_BYTES // 16`` elements at a time."""
+    n = max(1, CHUNK_BYTES // 16)
     old_dtype, old_size = DTYPES[old.tensor_info(owners[0]).dtype]
     new_dtype, new_size = DTYPES[new.tensor_info(owners[1]).dtype]
     worst, differing, nan_mismatches = 0.0, 0, 0

@@ -416,6 +416,25 @@ def test_memory_stays_bounded_by_the_chunk(tmp_path: Path, monkeypatch: pytest.M
     assert peak < 12 << 20, peak
 
 
+def _rss_file_kib() -> int:
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("RssFile:"))
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux /proc")
+def test_pages_read_leave_the_resident_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Mapped file pages count in RSS: the ones compared are dropped as the read goes on."""
+    big = np.random.default_rng(7).standard_normal(6 << 20)  # 48 MiB
+    a = save(tmp_path / "a.ptn", {"w": big})
+    b = save(tmp_path / "b.ptn", {"w": big})
+    del big
+    monkeypatch.setattr(ptn.diffing, "CHUNK_BYTES", 1 << 20)
+    before = _rss_file_kib()
+    samples: list[int] = []
+    assert ptn.diff(a, b, progress=lambda *_: samples.append(_rss_file_kib())).equal
+    assert len(samples) >= 48 and max(samples) - before < 16 << 10, (before, max(samples))
+
+
 # -- the command -----------------------------------------------------------------------------
 
 
