@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import ml_dtypes
 import numpy as np
 import pytest
@@ -26,6 +27,7 @@ import ptn.diffing
 from ptn.cli.diff_view import MAX_ROWS
 from ptn.cli.main import cli
 from ptn.diffing import PackageDiff
+from ptn.schemas import load_schema
 from ptn.testing.strategies import names, valid_metadata
 
 REPO = Path(__file__).resolve().parent.parent
@@ -58,6 +60,9 @@ def ptn_cli(*args: str) -> subprocess.CompletedProcess[str]:
 def fresh(tmp_path: Path) -> Path:
     """A new directory per hypothesis example (tmp_path is shared by all examples)."""
     return Path(tempfile.mkdtemp(dir=tmp_path))
+
+
+DIFF_SCHEMA = jsonschema.Draft202012Validator(load_schema("diff"))
 
 
 def differences(d: PackageDiff) -> dict[str, dict[str, list[str]]]:
@@ -147,6 +152,7 @@ def test_a_package_equals_itself_and_its_copy(tmp_path: Path, case: dict[str, An
         assert d.equal and differences(d) == {}
         assert d.tensors.unchanged == len(case["constants"])
         assert d.to_json()["equal"] is True
+        DIFF_SCHEMA.validate(d.to_json())
 
 
 def test_the_command_says_equal_with_exit_0() -> None:
@@ -228,7 +234,8 @@ def test_any_single_change_is_reported_as_exactly_that_change(
     a = save(where / "a.ptn", dict(constants), metadata)
     expected = mutation(constants, metadata)
     b = save(where / "b.ptn", constants, metadata)
-    d = ptn.diff(a, b)
+    d = ptn.diff(a, b, values=True)
+    DIFF_SCHEMA.validate(d.to_json())
     section, rest = expected.split(".", 1)
     part, name = rest.split(":", 1)
     got = {k: v for k, v in differences(d).items() if k != "members"}
@@ -340,7 +347,9 @@ def test_values_max_abs_diff_matches_numpy(
     a = save(where / "a.ptn", {"t": x})
     b = save(where / "b.ptn", {"t": y})
     monkeypatch.setattr(ptn.diffing, "CHUNK_BYTES", chunk)
-    change = ptn.diff(a, b, values=True).tensors.changed.get("t")
+    d = ptn.diff(a, b, values=True)
+    DIFF_SCHEMA.validate(d.to_json())
+    change = d.tensors.changed.get("t")
     worst, differing, nan_mismatches = reference_stats(x, y)
     if change is None:  # equal bytes and dtype
         assert old == new and differing == 0
@@ -369,6 +378,7 @@ def test_infinite_difference_is_a_json_string(tmp_path: Path) -> None:
     a = save(tmp_path / "a.ptn", {"t": np.array([np.inf, 1.0], np.float32)})
     b = save(tmp_path / "b.ptn", {"t": np.array([-np.inf, 1.0], np.float32)})
     proc = ptn_cli("diff", "--json", "--values", str(a), str(b))
+    DIFF_SCHEMA.validate(json.loads(proc.stdout))
     (change,) = json.loads(proc.stdout)["tensors"]["changed"]
     assert change["max_abs_diff"] == "inf" and change["differing_elements"] == 1
     assert "max |A-B| inf" in ptn_cli("diff", "--values", str(a), str(b)).stdout
@@ -512,6 +522,7 @@ def test_json_is_the_api_document(tmp_path: Path) -> None:
     document = json.loads(proc.stdout)
     assert proc.returncode == 1 and proc.stdout.isascii()
     assert document == ptn.diff(a, b, values=True).to_json()
+    DIFF_SCHEMA.validate(document)
     program = document["program"]
     assert program["equal"] is False and program["new"]["size"] == program["old"]["size"] + 1
 
@@ -526,6 +537,7 @@ def test_docs_example_is_real(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     assert "`ptn diff --json --values old.ptn new.ptn` prints (exit status 1" in doc
     proc = ptn_cli("diff", "--json", "--values", "old.ptn", "new.ptn")
     assert proc.returncode == 1 and json.loads(proc.stdout) == shown
+    DIFF_SCHEMA.validate(shown)
 
 
 def test_metadata_names_from_the_schema_grammar(tmp_path: Path) -> None:

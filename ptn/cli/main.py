@@ -150,7 +150,10 @@ def _with_package(load, path: str, action):  # type: ignore[no-untyped-def]
 @click.argument("old", type=click.Path(dir_okay=False), metavar="A")
 @click.argument("new", type=click.Path(dir_okay=False), metavar="B")
 @click.option(
-    "--json", "as_json", is_flag=True, help="Every difference as one JSON document (docs/diff.md)."
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Every difference as one JSON document (schema: `ptn schema diff`).",
 )
 @click.option(
     "--values",
