@@ -147,10 +147,12 @@ class Package:
         if size < 1:
             raise ValueError(f"size must be a positive number of bytes, not {size!r}")
         info = self.tensor_info(key)
-        assert self._mmap is not None, "the package is closed"
-        mm = self._mmap
+        if self._mmap is None:
+            raise ValueError("the package is closed")
         begin = self._parsed.members[SAFETENSORS].data_offset + self._parsed.data_start
-        begin, end = begin + info.begin, begin + info.end
+        return self._chunks(self._mmap, begin + info.begin, begin + info.end, size)
+
+    def _chunks(self, mm: mmap.mmap, begin: int, end: int, size: int) -> Iterator[memoryview]:
         for at in range(begin, end, size):
             yield self._buf[at : min(at + size, end)]
             release_pages(mm, at, min(size, end - at))

@@ -426,6 +426,20 @@ def test_memory_stays_bounded_by_the_chunk(tmp_path: Path, monkeypatch: pytest.M
     assert peak < 12 << 20, peak
 
 
+@pytest.mark.parametrize("size", [1, 3, 64, 1 << 20])
+def test_constant_chunks_are_the_stored_bytes(tmp_path: Path, size: int) -> None:
+    constants = rng_constants(8)
+    constants["tied"] = constants["a.f32"].copy()
+    with ptn.load(save(tmp_path / "a.ptn", constants)) as pkg:
+        assert pkg.aliases == {"tied": "a.f32"}
+        for key in pkg.keys():
+            chunks = [bytes(c) for c in pkg.constant_chunks(key, size)]
+            assert b"".join(chunks) == constants[key].tobytes()
+            assert all(len(c) == size for c in chunks[:-1])
+        with pytest.raises(ValueError, match="size must be a positive"):
+            pkg.constant_chunks("a.f32", 0)
+
+
 def _rss_file_kib() -> int:
     with open("/proc/self/status") as status:
         return next(int(line.split()[1]) for line in status if line.startswith("RssFile:"))
