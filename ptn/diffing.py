@@ -25,11 +25,13 @@ import numpy as np
 
 from ptn.metadata import _SCALAR_KINDS, Stored, _kind_of
 from ptn.package import Package, load
-from ptn.tensors import DTYPES
+from ptn.tensors import DTYPES, TensorInfo
 
 CHUNK_BYTES = 16 << 20
 """Bytes of each package read per step (the values pass reads ``CHUNK_BYTES // 16``
 elements of each side per step, as float64: half a chunk each)."""
+
+SMALL_BYTES = 64 << 10
 
 FLOATING = frozenset({"F16", "BF16", "F32", "F64"})
 
@@ -227,8 +229,7 @@ def _sha256(view: memoryview) -> str:
     return digest.hexdigest()
 
 
-def _facts(pkg: Package, key: str) -> TensorFacts:
-    info = pkg.tensor_info(key)
+def _facts(info: TensorInfo) -> TensorFacts:
     return TensorFacts(info.dtype, info.shape, info.nbytes)
 
 
@@ -244,16 +245,23 @@ class _Reader:
             self.progress(self.done, self.total)
 
 
-def _bytes_equal(old: Package, new: Package, owners: tuple[str, str], reader: _Reader) -> bool:
+def _bytes_equal(
+    old: Package, new: Package, owners: tuple[str, str], nbytes: int, reader: _Reader
+) -> bool:
     """Chunk by chunk over the mappings; stops at the first differing chunk."""
     step = max(1, CHUNK_BYTES)
-    left = 2 * old.tensor_info(owners[0]).nbytes
+    left = 2 * nbytes
     for x, y in zip(
         old.constant_chunks(owners[0], step), new.constant_chunks(owners[1], step), strict=True
     ):
         reader.advance(2 * len(x))
         left -= 2 * len(x)
-        if not np.array_equal(np.frombuffer(x, np.uint8), np.frombuffer(y, np.uint8)):
+        # Small chunks: a memcmp of two copies beats numpy's per-call overhead.
+        if len(x) <= SMALL_BYTES:
+            same = bytes(x) == bytes(y)
+        else:
+            same = np.array_equal(np.frombuffer(x, np.uint8), np.frombuffer(y, np.uint8))
+        if not same:
             reader.advance(left)  # counted as done: the rest need not be read
             return False
     return True
@@ -293,13 +301,14 @@ def _tensors(
 ) -> Section[TensorFacts, TensorChange]:
     old_keys, new_keys = set(old.keys()), set(new.keys())
     both = sorted(old_keys & new_keys)
-    facts = {k: (_facts(old, k), _facts(new, k)) for k in both}
-    owners = {k: (old.tensor_info(k).key, new.tensor_info(k).key) for k in both}
+    infos = {k: (old.tensor_info(k), new.tensor_info(k)) for k in both}
+    facts = {k: (_facts(a), _facts(b)) for k, (a, b) in infos.items()}
+    owners = {k: (a.key, b.key) for k, (a, b) in infos.items()}
     # An alias shares its owner's bytes: each pair of owners is read once.
     pairs = {owners[k]: facts[k] for k in both}
-    same_size = {o for o, (a, b) in pairs.items() if a.nbytes == b.nbytes}
+    same_size = [o for o, (a, b) in pairs.items() if a.nbytes == b.nbytes]
     reader = _Reader(sum(2 * pairs[o][0].nbytes for o in same_size), progress)
-    bytes_equal = {o: _bytes_equal(old, new, o, reader) for o in same_size}
+    bytes_equal = {o: _bytes_equal(old, new, o, pairs[o][0].nbytes, reader) for o in same_size}
     stats: dict[tuple[str, str], ValueStats] = {}
     if values:  # a second pass, over the changed floating-point constants only
         todo = [
@@ -319,8 +328,8 @@ def _tensors(
         if facts[k][0] != facts[k][1] or not bytes_equal.get(owners[k], False)
     }
     return Section(
-        added={k: _facts(new, k) for k in sorted(new_keys - old_keys)},
-        removed={k: _facts(old, k) for k in sorted(old_keys - new_keys)},
+        added={k: _facts(new.tensor_info(k)) for k in sorted(new_keys - old_keys)},
+        removed={k: _facts(old.tensor_info(k)) for k in sorted(old_keys - new_keys)},
         changed=changed,
         unchanged=len(both) - len(changed),
     )
