@@ -5,7 +5,7 @@ Both packages are opened with ``ptn.load`` (an invalid one raises its
 ``CHUNK_BYTES`` at a time and without hashing: memory stays bounded by the chunk
 whatever the size of the packages, and a difference ends the read of that
 constant early. With ``values=True`` a changed floating-point constant is read
-whole to give its largest absolute difference (NaN-aware). Sections compare
+again, in float64 chunks, for its largest absolute difference (NaN-aware). Sections compare
 what a reader sees: members by name (size and directory CRC-32), the program by
 SHA-256, constants by key (an alias by its owner's bytes), aliases by key,
 metadata by name with its kind (1 and 1.0 differ).
@@ -32,6 +32,7 @@ CHUNK_BYTES = 16 << 20
 elements of each side per step, as float64: half a chunk each)."""
 
 SMALL_BYTES = 64 << 10
+"""Chunks up to this size are compared as bytes: numpy's per-call cost would dominate."""
 
 FLOATING = frozenset({"F16", "BF16", "F32", "F64"})
 
@@ -256,7 +257,6 @@ def _bytes_equal(
     ):
         reader.advance(2 * len(x))
         left -= 2 * len(x)
-        # Small chunks: a memcmp of two copies beats numpy's per-call overhead.
         if len(x) <= SMALL_BYTES:
             same = bytes(x) == bytes(y)
         else:
