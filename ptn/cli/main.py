@@ -27,7 +27,7 @@ class UsageProblem(click.ClickException):
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, message=f"ptn %(version)s (spec {SPEC_VERSION})")
 def cli() -> None:
-    """Validate, inspect and edit .ptn model packages.
+    """Validate, inspect, compare and edit .ptn model packages.
 
     \b
       ptn validate models/            check every *.ptn below models/
@@ -158,7 +158,7 @@ def _with_package(load, path: str, action):  # type: ignore[no-untyped-def]
 @click.option(
     "--values",
     is_flag=True,
-    help="Largest absolute difference of each changed floating-point constant (reads it whole).",
+    help="Also the largest absolute difference of each changed floating-point constant.",
 )
 def diff(old: str, new: str, as_json: bool, values: bool) -> None:
     """Compare package A with B: members, program, constants, aliases, metadata.
