@@ -17,6 +17,7 @@ import io
 import json
 import struct
 import subprocess
+import sys
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -133,6 +134,23 @@ def edits(base: bytes) -> dict[str, Callable[[], bytes]]:
     }
 
 
+def flood(entries: int) -> bytes:
+    """``entries`` central entries on one local header, each breaking about ten zip rules:
+    past the budget of 1,000 findings per file."""
+    local = struct.pack("<4s5H3I2H", b"PK\x03\x04", 20, 0, 0, 0, 0, 0, 0, 0, 3, 0) + b"abc"
+    extra = struct.pack("<HHB", 0x7075, 1, 1)
+    central = bytearray()
+    for _ in range(entries):
+        central += struct.pack(
+            "<4s6H3I5H2I", b"PK\x01\x02", 63, 63, 0x000B, 8, 0, 0, 1, 2, 3, 2, len(extra), 0, 1,
+            0, 0, 0,
+        )  # fmt: skip
+        central += b"x\x00" + extra
+    n = min(entries, 0xFFFF)
+    eocd = struct.pack("<4s4H2IH", b"PK\x05\x06", 0, 0, n, n, len(central), len(local), 0)
+    return local + bytes(central) + eocd
+
+
 def corpus(tmp: Path) -> dict[str, bytes]:
     """Name -> bytes of every package the two validators are compared on."""
     base = saved(tmp)
@@ -183,6 +201,7 @@ def corpus(tmp: Path) -> dict[str, bytes]:
     files["ptg-short"] = zip_of({"program.ptg": b"NPTG"})
     files["meta-big"] = hostile.metadata_package(b'{"a": 1, "a": 2}')
     files["many-bad-aliases"] = hostile.bad_aliases(1500)
+    files["flood"] = flood(150)
     files["many-duplicates"] = _with_zipfile(
         {"program.ptg": PROGRAM}, extra=[("program.ptg", b"")] * 150
     )
@@ -255,3 +274,54 @@ def test_node_command_reports_what_ptn_validate_reports(
             if not g[0].startswith(OWN_WORDING):
                 assert g[4] == w[4], (name, g, w)
     assert code == (0 if expected["summary"]["invalid"] == 0 else 1)
+
+
+def test_byte_sources_read_headers_only_and_agree(node: str, tmp_path: Path) -> None:
+    """Node file, Blob and URL (Range requests) give one verdict; the fast check reads
+    O(headers) bytes of a 32 MiB package; a server ignoring Range is refused unread."""
+    small = tmp_path / "small.ptn"
+    small.write_bytes(saved(tmp_path))
+    big = tmp_path / "big.ptn"
+    save(big, PROGRAM, {"w": np.ones(8 << 20, np.float32), "m": np.array([True, False, True])})
+    flipped = bytearray(big.read_bytes())
+    flipped[len(flipped) // 2] ^= 1  # inside w: only the deep check sees it
+    big.write_bytes(flipped)
+    script = REPO / "tests" / "ts" / "package_sources.mjs"
+    proc = subprocess.run(
+        [node, str(script), str(TS_DIR / "dist"), str(small), str(big)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    for name, path in (("small", small), ("big", big)):
+        for fast in (True, False):
+            want = [
+                [f.rule, f.severity, f.member, f.pointer]
+                for f in validate(path, fast=fast).findings
+            ]
+            mode = "fast" if fast else "deep"
+            assert out[f"{name}_{mode}"] == want
+            assert out[f"{name}_blob_{mode}"] == want
+            assert out[f"{name}_url_{mode}"] == want
+        count, first, last = out[f"{name}_progress"]
+        assert count >= 2 and first[0] == 0 and last[0] == last[1] > 0
+        assert out[f"{name}_progress_monotone"]
+    assert ["zip-crc-mismatch", "error", "program.safetensors", None] in out["big_deep"]
+    assert out["big_fast"] == []
+    assert out["big_fast_bytes"] < 64 << 10 < (32 << 20) < out["big_size"]
+    assert out["big_url_fast_served"] < 64 << 10 and out["big_url_fast_requests"] <= 8
+    assert out["norange"] == ["ptn-io-error"]
+    assert out["norange_served"] < out["big_size"] // 2
+    assert out["loop"] == ["ptn-io-error"] and out["missing"] == ["ptn-io-error"]
+    assert out["inspect_valid"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "ptn", "inspect", "--json", str(small)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    expected = json.loads(proc.stdout)
+    for part in ("members", "program", "tensors", "metadata", "totals"):
+        assert out["inspect"][part] == expected[part], part
