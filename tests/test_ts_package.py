@@ -325,3 +325,32 @@ def test_byte_sources_read_headers_only_and_agree(node: str, tmp_path: Path) -> 
     expected = json.loads(proc.stdout)
     for part in ("members", "program", "tensors", "metadata", "totals"):
         assert out["inspect"][part] == expected[part], part
+
+
+def test_node_command_text_and_exit_status_match_ptn_validate(
+    node: str, packages: list[Path], tmp_path: Path
+) -> None:
+    """The text report and exit status, for valid, invalid and missing files and bad usage."""
+    by_name = {p.name: p for p in packages}
+    cases = [
+        [str(by_name["tiny-llm.ptn"])],
+        [str(by_name["edit-crc-flip.ptn"]), str(by_name["hostile-unicode-path.ptn"])],
+        ["--fast", str(by_name["edit-crc-flip.ptn"])],
+        [str(by_name["tiny-llm.ptn"]), str(tmp_path / "missing.ptn")],
+        ["--json", str(tmp_path)],  # a directory without packages
+    ]
+    for args in cases:
+        want = subprocess.run(
+            [sys.executable, "-m", "ptn", "validate", "-j", "1", *args],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        got = subprocess.run(
+            [node, str(COMMAND), *args], capture_output=True, text=True, check=False
+        )
+        assert (got.returncode, got.stdout) == (want.returncode, want.stdout), args
+        assert got.stderr.replace("ptn-validate:", "ptn validate:") == want.stderr, args
+    for usage in ([], ["--bogus", str(by_name["tiny-llm.ptn"])]):
+        got = subprocess.run([node, str(COMMAND), *usage], capture_output=True, check=False)
+        assert got.returncode == 2 and got.stdout == b"" and b"usage" in got.stderr
