@@ -602,7 +602,17 @@ export async function checkPackage(
     }
   }
   const out: Finding[] = findings.map((f) => {
-    if (tables.severity[f.rule] === undefined) throw new Error(`${f.rule} is not a rule of spec.md`);
+    // Every finding's rule and severity must be those of a rule heading of spec.md (the
+    // generated table): anything else is a bug of the binding, reported as one.
+    if (tables.severity[f.rule] !== f.severity) {
+      return {
+        rule: "ptn-internal-error",
+        severity: "error",
+        member: f.member,
+        pointer: f.pointer,
+        message: `the validator made a finding of ${f.rule} (${f.severity}), which spec.md does not define`,
+      };
+    }
     return { rule: f.rule, severity: f.severity, member: f.member, pointer: f.pointer, message: f.message };
   });
   return {
