@@ -47,7 +47,8 @@ function ioError(message: string): PtnError {
   return new PtnError("ptn-io-error", message);
 }
 
-function checkRange(name: string, offset: number, length: number, size: number): void {
+/** @internal ptn-io-error unless [offset, offset + length) lies inside a file of `size` bytes. */
+export function checkRange(name: string, offset: number, length: number, size: number): void {
   if (
     !Number.isSafeInteger(offset) ||
     !Number.isSafeInteger(length) ||

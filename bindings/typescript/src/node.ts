@@ -3,7 +3,7 @@
 
 import { open, type FileHandle } from "node:fs/promises";
 
-import type { ByteSource } from "./byte_source.js";
+import { checkRange, type ByteSource } from "./byte_source.js";
 import { PtnError } from "./strict_json.js";
 
 /**
@@ -44,9 +44,7 @@ export function nodeFileSource(path: string): NodeFileSource {
     },
     async read(offset: number, length: number): Promise<Uint8Array> {
       const { file, size } = await opened();
-      if (!Number.isSafeInteger(offset) || !Number.isSafeInteger(length) || offset < 0 || length < 0 || offset + length > size) {
-        throw new PtnError("ptn-io-error", `${path}: cannot read ${length} bytes at offset ${offset} of ${size}`);
-      }
+      checkRange(path, offset, length, size);
       const out = new Uint8Array(length);
       let filled = 0;
       while (filled < length) {
