@@ -257,22 +257,50 @@ def overlapping() -> bytes:
     return _patch(out, eocd + 8, "<HHI", 2, 2, len(out) - 22 - cd)
 
 
+def central_field_eocd_offset_past_end() -> bytes:
+    data = _base()
+    return _patch(data, _eocd(data) + 16, "<I", 2 * len(data))
+
+
 def zip64_counts() -> bytes:
     data = _zip(_members(_base()), zip64_limit=0)
     return _patch(data, _eocd(data) + 8, "<HH", 3, 3)  # the zip64 end record says 4
 
 
-def unicode_path() -> bytes:
-    """metadata.json whose headers carry a Unicode Path field naming it aliases.json for unzip."""
-    shown = b"aliases.json"
-    payload = struct.pack("<BI", 1, zlib.crc32(b"metadata.json")) + shown
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w") as z:
-        z.writestr(zipfile.ZipInfo("program.ptg", (1980, 1, 1, 0, 0, 0)), PROGRAM)
-        info = zipfile.ZipInfo("metadata.json", (1980, 1, 1, 0, 0, 0))
-        info.extra = struct.pack("<HH", 0x7075, len(payload)) + payload
-        z.writestr(info, b"{}")
-    return out.getvalue()
+def zip64_extensible_sector() -> bytes:
+    """A zip64 end record with an extensible data sector (its size field 44 + 8)."""
+    data = _zip(_members(_base()), zip64_limit=0)
+    record, locator = data.rindex(b"PK\x06\x06"), data.rindex(b"PK\x06\x07")
+    sector = b"\x00\x00\x04\x00abcd"
+    grown = data[:locator] + sector + data[locator:]
+    grown = _patch(grown, record + 4, "<Q", 44 + len(sector))
+    at = grown.rindex(b"PK\x06\x07")  # the locator's offset of the zip64 record is unchanged
+    return _patch(grown, at + 8, "<Q", record)
+
+
+def zip64_local_extra_too_long() -> bytes:
+    """A local header gives its compressed size in 32 bits, yet its zip64 field holds both."""
+    data = _zip(_members(_base()), zip64_limit=0)
+    size = struct.unpack_from("<Q", data, _local(data, "program.ptg") + 30 + 11 + 4 + 8)[0]
+    return _patch(data, _local(data, "program.ptg") + 18, "<I", size)
+
+
+def unicode_extra(tag: int) -> Callable[[], bytes]:
+    """metadata.json whose headers carry an Info-ZIP Unicode Path (0x7075) or Comment
+    (0x6375) field; the path one names it aliases.json for unzip."""
+
+    def build() -> bytes:
+        shown = b"aliases.json"
+        payload = struct.pack("<BI", 1, zlib.crc32(b"metadata.json")) + shown
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w") as z:
+            z.writestr(zipfile.ZipInfo("program.ptg", (1980, 1, 1, 0, 0, 0)), PROGRAM)
+            info = zipfile.ZipInfo("metadata.json", (1980, 1, 1, 0, 0, 0))
+            info.extra = struct.pack("<HH", tag, len(payload)) + payload
+            z.writestr(info, b"{}")
+        return out.getvalue()
+
+    return build
 
 
 def local_flag_bit_1() -> bytes:
@@ -298,6 +326,25 @@ def by_zipfile() -> bytes:
 
 
 # -- member vectors ------------------------------------------------------------------------
+
+
+def every_layer() -> bytes:
+    """zipfile's unaligned layout around members that each break a rule of their own."""
+    header = {
+        "c": {"dtype": "C64", "shape": [1], "data_offsets": [0, 8]},
+        **_f32({"a": (12, 16)}),
+    }
+    members = {
+        "program.ptg": b"\x10\x00\x00\x00TFL3" + bytes(56),
+        "program.safetensors": hostile.safetensors(header, bytes(16)),
+        "aliases.json": b'{"z":"nope","y":"c"}',
+        "metadata.json": b'{"get_vocab_size":32,"bad name":1}',
+    }
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:
+        for name, body in members.items():
+            z.writestr(zipfile.ZipInfo(name, (1980, 1, 1, 0, 0, 0)), body)
+    return out.getvalue()
 
 
 def unaligned_tensor() -> bytes:
@@ -475,16 +522,52 @@ VECTORS_LIST: tuple[Vector, ...] = (
     ),
     Vector(
         "unicode-path-extra",
-        unicode_path,
+        unicode_extra(0x7075),
         "an Info-ZIP Unicode Path field",
         "zip-unicode-path-extra",
     ),
     Vector("bad-flags", local_flag_bit_1, "flag bit 1 in a local header only", "zip-bad-flags"),
     Vector(
+        "bad-flags-central",
+        both_headers("program.ptg", 6, "<H", 0x4000),
+        "flag bit 14 (undefined) in both headers",
+        "zip-bad-flags",
+    ),
+    Vector(
+        "disk-number-start",
+        central_field("aliases.json", 34, "<H", 1),
+        "a central entry on disk 1: a finding for that member, the others still checked",
+        "zip-not-a-zip",
+    ),
+    Vector(
+        "zip64-extensible-data",
+        zip64_extensible_sector,
+        "a zip64 end record with an extensible data sector",
+        "zip-bad-zip64",
+    ),
+    Vector(
+        "zip64-local-extra-length",
+        zip64_local_extra_too_long,
+        "a 16-byte local zip64 field where only one size is saturated",
+        "zip-bad-zip64",
+    ),
+    Vector(
+        "directory-past-end",
+        central_field_eocd_offset_past_end,
+        "the end record puts the directory past the end of the file",
+        "zip-truncated",
+    ),
+    Vector(
         "crc-mismatch",
         tensor_bit_flipped,
         "one flipped bit in a tensor: deep check only",
         "zip-crc-mismatch",
+    ),
+    Vector(
+        "unicode-comment-extra",
+        unicode_extra(0x6375),
+        "an Info-ZIP Unicode Comment field",
+        "zip-unicode-path-extra",
     ),
     # ptg-
     Vector(
@@ -690,6 +773,26 @@ VECTORS_LIST: tuple[Vector, ...] = (
         lambda: hostile.metadata_package(b'{"get_vocab_size":32,"bad":{"x":1}}'),
         "a metadata value that is an object",
         "metadata-invalid-value",
+    ),
+    Vector(
+        "metadata-json-bom",
+        lambda: hostile.metadata_package(b'\xef\xbb\xbf{"get_vocab_size":32}'),
+        "a byte order mark in metadata.json",
+        "json-bom",
+    ),
+    Vector(
+        "metadata-token-id",
+        lambda: hostile.metadata_package(b'{"get_vocab_size":32,"get_bos_id":32}'),
+        "a well-known cross-field rule inside a package",
+        "llm-token-id-out-of-range",
+    ),
+    # several layers at once: the order of the findings across layers
+    Vector(
+        "every-layer",
+        every_layer,
+        "a finding in each layer: unaligned data, program, header, aliases, metadata",
+        "ptg-bad-identifier",
+        also=("st-offsets-gap", "aliases-missing-owner", "metadata-invalid-name"),
     ),
 )
 
