@@ -298,16 +298,11 @@ def run_typescript(files: Sequence[str]) -> str:
     return _run_command(typescript_runner(), files, "the TypeScript conformance runner")
 
 
-class PackageValidatorMissing(RuntimeError):
-    """This checkout has no package validator for the language (not a toolchain problem)."""
-
-
 def typescript_validator() -> list[str]:
     """The Node command ``bin/ptn-validate.mjs`` of the TypeScript binding, built."""
     node = typescript_runner()[0]
     script = TS_DIR / "bin" / "ptn-validate.mjs"
-    if not script.is_file():
-        raise PackageValidatorMissing(f"{script} is missing: the TypeScript package validator")
+    _require_generated([script])
     return [node, str(script)]
 
 
