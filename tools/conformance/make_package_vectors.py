@@ -27,6 +27,7 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -101,7 +102,8 @@ def _insert_before_directory(data: bytes, blob: bytes) -> bytes:
 
 def _rename(data: bytes, old: bytes, new: bytes) -> bytes:
     """Replace a member name of the same length in its local and central headers."""
-    assert len(old) == len(new) and data.count(old) == 2
+    if len(old) != len(new) or data.count(old) != 2:
+        raise ValueError(f"{old!r} is not a member name that occurs exactly twice")
     return data.replace(old, new)
 
 
@@ -603,7 +605,7 @@ VECTORS_LIST: tuple[Vector, ...] = (
     ),
     Vector(
         "st-header-not-object",
-        lambda: hostile.package({"program.safetensors": hostile.safetensors([])}),  # type: ignore[arg-type]
+        lambda: hostile.package({"program.safetensors": _json_st(b"[]", b"")}),
         "the header is []",
         "st-header-not-object",
     ),
@@ -801,7 +803,7 @@ VECTORS_LIST: tuple[Vector, ...] = (
 
 
 def _findings(path: Path, fast: bool) -> dict[str, object]:
-    report = ptn.validate(path, fast=fast) if fast else ptn.validate(path)
+    report = ptn.validate(path, fast=fast)
     return {
         "valid": report.valid,
         "findings": [
@@ -811,7 +813,7 @@ def _findings(path: Path, fast: bool) -> dict[str, object]:
     }
 
 
-def _check_vector(vector: Vector, entry: dict[str, dict]) -> None:
+def _check_vector(vector: Vector, entry: dict[str, Any]) -> None:
     """Refuse a vector that does not test what it says."""
     errors = {
         f["rule"]
@@ -823,9 +825,7 @@ def _check_vector(vector: Vector, entry: dict[str, dict]) -> None:
         if not (entry["fast"]["valid"] and entry["deep"]["valid"]):
             raise AssertionError(f"{vector.name}: meant to be valid, found {sorted(errors)}")
         return
-    if vector.rule not in errors and not any(
-        f["rule"] == vector.rule for f in entry["deep"]["findings"]
-    ):
+    if vector.rule not in errors:
         raise AssertionError(f"{vector.name}: {vector.rule} not found (found {sorted(errors)})")
     extra = errors - {vector.rule, *vector.also}
     if extra:
@@ -851,10 +851,10 @@ def build(out: Path) -> dict[str, dict]:
         rel = f"{'valid' if vector.rule is None else 'invalid'}/{vector.name}.ptn"
         path = out / rel
         path.write_bytes(vector.build())
-        entry: dict[str, object] = {"rule": vector.rule, "why": vector.why}
+        entry: dict[str, Any] = {"rule": vector.rule, "why": vector.why}
         entry["fast"] = _findings(path, fast=True)
         entry["deep"] = _findings(path, fast=False)
-        _check_vector(vector, entry)  # type: ignore[arg-type]
+        _check_vector(vector, entry)
         manifest[rel] = entry
     text = _FINDING.sub(r"{\1 \2 \3 \4}", json.dumps(manifest, indent=1, ensure_ascii=False))
     text += "\n"
