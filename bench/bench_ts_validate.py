@@ -34,6 +34,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # tools/ of the checkout
 
+from bench_package import fmt_time, table  # noqa: E402  (bench/ is sys.path[0])
+
 import ptn  # noqa: E402
 from tools.conformance.runners import typescript_runner  # noqa: E402
 
@@ -107,22 +109,6 @@ def node_inprocess(path: Path, mode: str, reps: int) -> float:
     result = json.loads(out.strip().splitlines()[-1])
     assert result["valid"], f"the Node validator rejects {path}"
     return float(result["seconds"])
-
-
-def fmt_time(seconds: float) -> str:
-    if seconds < 1e-3:
-        return f"{seconds * 1e6:.0f} µs"
-    if seconds < 1:
-        return f"{seconds * 1e3:.1f} ms"
-    return f"{seconds:.2f} s"
-
-
-def table(title: str, header: list[str], rows: list[list[str]]) -> None:
-    print(f"\n### {title}\n")
-    print("| " + " | ".join(header) + " |")
-    print("|" + "|".join("---" for _ in header) + "|")
-    for row in rows:
-        print("| " + " | ".join(row) + " |")
 
 
 def ratio(node: float | None, python: float) -> str:
