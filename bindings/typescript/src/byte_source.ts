@@ -100,9 +100,10 @@ export interface UrlSourceOptions {
   maxRedirects?: number;
 }
 
-/** The first request asks for this many bytes from the end: the end records, and often
- * the whole central directory, of a package come with the size. */
-const TAIL_BYTES = 4096;
+/** The first request asks for this many bytes from the start (the first local headers
+ * come with the size). A prefix, not a suffix: a browser sends a cross-origin request
+ * for `bytes=N-M` without a CORS preflight, but not one for `bytes=-N`. */
+const HEAD_BYTES = 4096;
 
 interface AbortControllerLike {
   readonly signal: unknown;
@@ -126,10 +127,10 @@ export function urlSource(url: string, opts: UrlSourceOptions = {}): ByteSource 
   const maxRedirects = opts.maxRedirects ?? 5;
   let resolved = url; // where redirects led the first time
   let total: number | undefined;
-  let tail: { offset: number; bytes: Uint8Array } | undefined;
+  let head: Uint8Array | undefined;
 
-  async function request(first: number, last: number | null): Promise<{ start: number; size: number; bytes: Uint8Array }> {
-    const range = last === null ? `bytes=-${first}` : `bytes=${first}-${last}`;
+  async function request(first: number, last: number): Promise<{ size: number; bytes: Uint8Array }> {
+    const range = `bytes=${first}-${last}`;
     let target = resolved;
     for (let hop = 0; ; hop++) {
       const controller = abortController();
@@ -164,13 +165,14 @@ export function urlSource(url: string, opts: UrlSourceOptions = {}): ByteSource 
     response: FetchResponseLike,
     controller: AbortControllerLike | undefined,
     first: number,
-    last: number | null,
-  ): Promise<{ start: number; size: number; bytes: Uint8Array }> {
+    last: number,
+  ): Promise<{ size: number; bytes: Uint8Array }> {
     const contentRange = response.headers.get("content-range") ?? "";
     if (response.status === 416) {
       await discard(response, controller);
+      // An empty file has no byte 0: "bytes */0".
       const m = /^bytes \*\/(\d+)$/.exec(contentRange.trim());
-      if (m && last === null && Number(m[1]) === 0) return { start: 0, size: 0, bytes: new Uint8Array(0) };
+      if (m && first === 0 && Number(m[1]) === 0) return { size: 0, bytes: new Uint8Array(0) };
       throw ioError(`${url}: the server refused the range (HTTP 416)`);
     }
     if (response.status !== 206) {
@@ -186,24 +188,18 @@ export function urlSource(url: string, opts: UrlSourceOptions = {}): ByteSource 
     const start = m ? Number(m[1]) : NaN;
     const end = m ? Number(m[2]) : NaN;
     const size = m ? Number(m[3]) : NaN;
-    const wantStart = last === null ? Math.max(0, size - first) : first;
-    const wantEnd = last === null ? size - 1 : Math.min(last, size - 1);
     if (
       !m ||
       !Number.isSafeInteger(size) ||
-      start !== wantStart ||
-      end !== wantEnd ||
+      start !== first ||
+      end !== Math.min(last, size - 1) ||
       (total !== undefined && size !== total)
     ) {
       await discard(response, controller);
-      throw ioError(`${url}: the server answered the range ${range(first, last)} with "${contentRange}"`);
+      throw ioError(`${url}: the server answered the range bytes=${first}-${last} with "${contentRange}"`);
     }
     const bytes = await readExactly(response, controller, end - start + 1);
-    return { start, size, bytes };
-  }
-
-  function range(first: number, last: number | null): string {
-    return last === null ? `bytes=-${first}` : `bytes=${first}-${last}`;
+    return { size, bytes };
   }
 
   async function readExactly(
@@ -241,9 +237,9 @@ export function urlSource(url: string, opts: UrlSourceOptions = {}): ByteSource 
     name: url,
     async size(): Promise<number> {
       if (total === undefined) {
-        const got = await request(TAIL_BYTES, null);
+        const got = await request(0, HEAD_BYTES - 1);
         total = got.size;
-        tail = { offset: got.start, bytes: got.bytes };
+        head = got.bytes;
       }
       return total;
     },
@@ -251,9 +247,7 @@ export function urlSource(url: string, opts: UrlSourceOptions = {}): ByteSource 
       const size = await this.size();
       checkRange(url, offset, length, size);
       if (length === 0) return new Uint8Array(0);
-      if (tail !== undefined && offset >= tail.offset) {
-        return tail.bytes.subarray(offset - tail.offset, offset - tail.offset + length);
-      }
+      if (head !== undefined && offset + length <= head.length) return head.subarray(offset, offset + length);
       return (await request(offset, offset + length - 1)).bytes;
     },
   };

@@ -105,12 +105,26 @@ class Budget {
   }
 }
 
+/** What Python's repr escapes in a str: backslash, quotes, and the characters that
+ * str.isprintable rejects (categories C, Zl, Zp, and Zs other than the space). */
+const NOT_PRINTED = /[\\'"\p{C}\p{Zl}\p{Zp}]|(?! )\p{Zs}/gu;
+const SHORT_ESCAPES: Record<string, string> = { "\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r" };
+
+function escapeChar(ch: string, quote: string): string {
+  if (ch === "'" || ch === '"') return ch === quote ? "\\" + ch : ch;
+  const short = SHORT_ESCAPES[ch];
+  if (short !== undefined) return short;
+  const cp = ch.codePointAt(0) ?? 0;
+  if (cp < 0x100) return "\\x" + cp.toString(16).padStart(2, "0");
+  if (cp < 0x10000) return "\\u" + cp.toString(16).padStart(4, "0");
+  return "\\U" + cp.toString(16).padStart(8, "0");
+}
+
 /** Python's repr of a str, as the reference's messages quote keys and names. */
 function repr(value: unknown): string {
   if (typeof value === "string") {
     const quote = value.includes("'") && !value.includes('"') ? '"' : "'";
-    const body = value.replace(/\\/g, "\\\\").replace(quote === "'" ? /'/g : /"/g, "\\" + quote);
-    return quote + body + quote;
+    return quote + value.replace(NOT_PRINTED, (ch) => escapeChar(ch, quote)) + quote;
   }
   if (typeof value === "bigint") return value.toString();
   if (value === null) return "None";
@@ -589,7 +603,17 @@ export async function checkPackage(
     }
   }
   const out: Finding[] = findings.map((f) => {
-    if (tables.severity[f.rule] === undefined) throw new Error(`${f.rule} is not a rule of spec.md`);
+    // Every finding's rule and severity must be those of a rule heading of spec.md (the
+    // generated table): anything else is a bug of the binding, reported as one.
+    if (tables.severity[f.rule] !== f.severity) {
+      return {
+        rule: "ptn-internal-error",
+        severity: "error",
+        member: f.member,
+        pointer: f.pointer,
+        message: `the validator made a finding of ${f.rule} (${f.severity}), which spec.md does not define`,
+      };
+    }
     return { rule: f.rule, severity: f.severity, member: f.member, pointer: f.pointer, message: f.message };
   });
   return {
