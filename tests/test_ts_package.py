@@ -218,6 +218,12 @@ def corpus(tmp: Path) -> dict[str, bytes]:
             bytes(20),
         )
     })  # fmt: skip
+    odd = [1.0, 1e-7, 2.5e16, True, "x'\u202e", [1, None], {"k": False}, -1, 123456.75]
+    files["st-odd-values"] = hostile.package({
+        "program.safetensors": hostile.safetensors(
+            {f"{i}": {"dtype": v, "shape": [v], "data_offsets": [0, 0]} for i, v in enumerate(odd)}
+        )
+    })  # fmt: skip
     files["st-not-object"] = hostile.package({"program.safetensors": hostile.safetensors([])})  # type: ignore[arg-type]
     files["st-short"] = hostile.package({"program.safetensors": b"\x01\x02"})
     files["ptg-short"] = zip_of({"program.ptg": b"NPTG"})

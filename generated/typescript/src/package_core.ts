@@ -130,8 +130,22 @@ function repr(value: unknown): string {
   if (value === null) return "None";
   if (value === true) return "True";
   if (value === false) return "False";
-  if (typeof value === "number") return Number.isInteger(value) ? value.toFixed(1) : String(value);
+  if (typeof value === "number") return floatRepr(value);
+  if (Array.isArray(value)) return `[${value.map(repr).join(", ")}]`;
+  if (value instanceof Map) return `{${[...value].map(([k, v]) => `${repr(k)}: ${repr(v)}`).join(", ")}}`;
   return String(value);
+}
+
+/** Python's repr of a float: shortest digits, ".0" on integers, exponent form (two-digit
+ * exponent) below 1e-4 and from 1e16. */
+function floatRepr(x: number): string {
+  if (!Number.isFinite(x)) return Number.isNaN(x) ? "nan" : x > 0 ? "inf" : "-inf";
+  if (x === 0) return Object.is(x, -0) ? "-0.0" : "0.0";
+  const [mantissa = "", exponent = "0"] = x.toExponential().split("e");
+  const e = Number(exponent);
+  if (e >= 16 || e < -4) return `${mantissa}e${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(2, "0")}`;
+  const plain = String(x);
+  return plain.includes(".") ? plain : plain + ".0";
 }
 
 /** Python's sort order of strings: by code point. */
@@ -222,7 +236,7 @@ function shapeProblem(shape: JsonValue | undefined, size: number): string | null
   if (shape.length > MAX_RANK) return `rank ${shape.length} exceeds ${MAX_RANK}`;
   let nbytes = BigInt(size);
   for (const dim of shape) {
-    if (!isInt(dim) || dim < 0n) return `dimension ${repr(dim instanceof Map ? "{...}" : dim)} is not a non-negative integer`;
+    if (!isInt(dim) || dim < 0n) return `dimension ${repr(dim)} is not a non-negative integer`;
     if (dim > MAX_DIM) return `dimension ${dim} exceeds ${MAX_DIM}`;
     nbytes *= dim || 1n;
   }
@@ -298,7 +312,7 @@ async function readHeader(
     let ok = true;
     const dtype = entry.get("dtype");
     if (typeof dtype !== "string" || !Object.hasOwn(ITEMSIZE, dtype)) {
-      findings.append(err("st-unsupported-dtype", here + "/dtype", `unsupported dtype ${repr(dtype instanceof Map || Array.isArray(dtype) ? JSON.stringify(null) : dtype)}`));
+      findings.append(err("st-unsupported-dtype", here + "/dtype", `unsupported dtype ${repr(dtype)}`));
       ok = false;
     } else if (dtype === "C64") {
       findings.append(warn("st-complex64", here + "/dtype", "C64: the reference reader rejects it"));
