@@ -106,6 +106,14 @@ def _many(tmp: Path, count: int) -> Path:
     return out
 
 
+def _large(tmp: Path) -> Path:
+    """A package whose constants dwarf its headers (4 MiB), for the URL test."""
+    out = tmp / "large-constant.ptn"
+    program = b"\x10\x00\x00\x00NPTG" + bytes(56)
+    ptn.save(out, program, constants={"w": np.arange(1 << 20, dtype=np.float32)})
+    return out
+
+
 def _findings(path: Path, deep: bool) -> list[tuple[str, str]]:
     return [(f.severity, f.rule) for f in ptn.validate(path, deep=deep).findings]
 
@@ -118,9 +126,10 @@ def _shown(state: dict[str, Any]) -> list[tuple[str, str]]:
 def driven(page: Path, chromium: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """What the page showed for each package (web/test/drive.mjs's JSON), by file name."""
     tmp = tmp_path_factory.mktemp("web")
-    packages = [VALID, INVALID, _flipped(tmp), _many(tmp, SHOWN_ROWS + 20)]
+    packages = [VALID, INVALID, _flipped(tmp), _many(tmp, SHOWN_ROWS + 20), _large(tmp)]
     SHOTS.mkdir(parents=True, exist_ok=True)
-    cmd = ["node", "test/drive.mjs", chromium, str(page), str(SHOTS), *map(str, packages)]
+    args = [*map(str, packages[:-1]), f"url:{packages[-1]}"]  # the last one by its URL
+    cmd = ["node", "test/drive.mjs", chromium, str(page), str(SHOTS), *args]
     proc = subprocess.run(cmd, cwd=WEB, capture_output=True, text=True, timeout=600, check=False)
     assert proc.returncode == 0, proc.stderr[-4000:]
     out = json.loads(proc.stdout)
@@ -129,9 +138,22 @@ def driven(page: Path, chromium: str, tmp_path_factory: pytest.TempPathFactory) 
     return out
 
 
-def test_page_requests_only_itself_and_shows_no_errors(driven: dict[str, Any]) -> None:
+def test_page_requests_only_itself_and_the_pasted_url(driven: dict[str, Any]) -> None:
     assert driven["errors"] == []
-    assert set(driven["requests"]) == {PAGE.as_uri()}
+    (url,) = {u for u in driven["requests"] if u != PAGE.as_uri()}
+    assert url.startswith("http://127.0.0.1:") and url.endswith("/large-constant.ptn")
+
+
+def test_url_is_read_by_range_requests_headers_only_until_deep(driven: dict[str, Any]) -> None:
+    name = "large-constant.ptn"
+    shown = driven["by_name"][name]
+    with ptn.load(driven["paths"][name]) as pkg:
+        info = describe(pkg)
+    assert shown["fast"]["verdict"].startswith("valid")
+    assert [row[0] for row in shown["fast"]["members"]] == [m["name"] for m in info["members"]]
+    assert shown["fast"]["tensors"] == [["w", "F32", "(1048576,)", "4.0 MiB", ""]]
+    assert shown["size"] > 4 << 20 and shown["fastBytes"] < 64 << 10
+    assert shown["deep"]["verdict"].startswith("valid") and "deep check" in shown["deep"]["verdict"]
 
 
 def test_valid_package_shows_what_ptn_inspect_shows(driven: dict[str, Any]) -> None:

@@ -1,12 +1,15 @@
 // Drive the built page in headless Chromium (the system's, never a downloaded one) and
 // print, as JSON, what it shows for each package: tests/test_web_page.py asserts on it.
 //
-//   node web/test/drive.mjs CHROMIUM PAGE.html SCREENSHOT_DIR PACKAGE.ptn...
+//   node web/test/drive.mjs CHROMIUM PAGE.html SCREENSHOT_DIR [url:]PACKAGE.ptn...
 //
-// Per package: open it through the file input (fast check), read the page, press "show
-// all" under every summarised table, press "Deep check", read the findings again, and
-// save SCREENSHOT_DIR/<package name>.png. Every request the page made is reported too.
-import { mkdtempSync, rmSync } from "node:fs";
+// Per package: open it through the file input, or with `url:` by pasting its address on a
+// local HTTP server that answers range requests (and counts the bytes it sends), which runs
+// the fast check; read the page, press "show all" under every summarised table, press
+// "Deep check", read the page again, and save SCREENSHOT_DIR/<package name>.png. Every
+// request the page made is reported too.
+import { closeSync, mkdtempSync, openSync, readSync, rmSync, statSync } from "node:fs";
+import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -55,6 +58,49 @@ function readPage() {
   };
 }
 
+/** Serves each `url:` package at /<name> with range requests and CORS; counts bytes sent. */
+function rangeServer(files) {
+  const served = { bytes: 0 };
+  const server = createServer((req, res) => {
+    const cors = {
+      "Access-Control-Allow-Origin": "*",
+      "Access-Control-Allow-Headers": "Range",
+      "Access-Control-Expose-Headers": "Content-Range, Content-Length",
+    };
+    const path = files.get(decodeURIComponent(new URL(req.url, "http://x").pathname.slice(1)));
+    if (req.method === "OPTIONS") return res.writeHead(204, cors).end();
+    if (path === undefined) return res.writeHead(404, cors).end();
+    const size = statSync(path).size;
+    const m = /^bytes=(\d*)-(\d*)$/.exec(req.headers.range ?? "");
+    if (!m || (m[1] === "" && m[2] === "")) return res.writeHead(200, { ...cors, "Content-Length": size }).end();
+    const start = m[1] === "" ? Math.max(0, size - Number(m[2])) : Number(m[1]);
+    const end = m[1] === "" || m[2] === "" ? size - 1 : Math.min(Number(m[2]), size - 1);
+    const body = Buffer.alloc(Math.max(0, end - start + 1));
+    const fd = openSync(path, "r");
+    readSync(fd, body, 0, body.length, start);
+    closeSync(fd);
+    served.bytes += body.length;
+    res.writeHead(206, { ...cors, "Content-Range": `bytes ${start}-${end}/${size}`, "Content-Length": body.length });
+    res.end(req.method === "HEAD" ? undefined : body);
+  });
+  return { server, served };
+}
+
+const urls = new Map(packages.filter((p) => p.startsWith("url:")).map((p) => [basename(p), resolve(p.slice(4))]));
+const { server, served } = rangeServer(urls);
+await new Promise((ok) => server.listen(0, "127.0.0.1", ok));
+const base = `http://127.0.0.1:${server.address().port}/`;
+
+/** Wait until the status line reads `text`; on timeout, say what it read instead. */
+async function waitForStatus(page, text) {
+  try {
+    await page.waitForFunction((t) => document.querySelector("#status").textContent === t, text);
+  } catch (err) {
+    const now = await page.evaluate(() => document.querySelector("#status").textContent);
+    throw new Error(`waiting for status "${text}", the page says "${now}": ${err.message}`);
+  }
+}
+
 const profile = mkdtempSync(join(tmpdir(), "ptn-chromium-"));
 const requests = [];
 const errors = [];
@@ -75,20 +121,30 @@ try {
   await page.goto(pathToFileURL(resolve(pagePath)).href);
   for (const pkg of packages) {
     const name = basename(pkg);
-    await page.setInputFiles("#file", resolve(pkg));
-    await page.waitForFunction((n) => document.querySelector("#status").textContent === `fast check of ${n} done`, name);
+    const before = served.bytes;
+    let shown = name;
+    if (pkg.startsWith("url:")) {
+      shown = base + encodeURIComponent(name);
+      await page.fill("#url", shown);
+      await page.click("#url-form button");
+    } else {
+      await page.setInputFiles("#file", resolve(pkg));
+    }
+    await waitForStatus(page, `fast check of ${shown} done`);
     const fast = await page.evaluate(readPage);
+    const fastBytes = served.bytes - before;
     for (const button of await page.locator("button.show-all").all()) await button.click();
     const all = await page.evaluate(readPage);
     await page.click("#deep");
-    await page.waitForFunction((n) => document.querySelector("#status").textContent === `deep check of ${n} done`, name);
+    await waitForStatus(page, `deep check of ${shown} done`);
     const deep = await page.evaluate(readPage);
     const screenshot = join(shots, `${name.replace(/\.ptn$/, "")}.png`);
     await page.screenshot({ path: screenshot, fullPage: true });
-    results.push({ package: name, fast, all, deep, screenshot });
+    results.push({ package: name, fast, all, deep, screenshot, fastBytes, size: statSync(resolve(pkg.replace(/^url:/, ""))).size });
   }
 } finally {
   await context.close();
+  server.close();
   rmSync(profile, { recursive: true, force: true });
 }
 console.log(JSON.stringify({ results, requests, errors }, null, 1));
