@@ -176,7 +176,7 @@ def test_valid_package_shows_what_ptn_inspect_shows(driven: dict[str, Any]) -> N
         (m["name"], m["kind"], m["meaning"] or "") for m in info["metadata"]
     ]
     assert fast["program"].endswith(f"identifier {info['program']['identifier']}")
-    assert fast["deepEnabled"] and fast["summaries"] == []
+    assert fast["deepEnabled"] and fast["summaries"] == [] and fast["notes"] == []
     deep = shown["deep"]
     assert deep["verdict"].startswith("valid") and "deep check" in deep["verdict"]
     assert not deep["progress"]["hidden"] and deep["progress"]["value"] == deep["progress"]["max"]
@@ -189,6 +189,10 @@ def test_invalid_package_shows_each_finding_linked_to_its_rule(driven: dict[str,
         state = shown[mode]
         assert state["verdict"].startswith("invalid")
         assert _shown(state) == _findings(INVALID, deep) != []
+    assert shown["fast"]["notes"] == [
+        "the package has no program.safetensors",
+        "not readable: see the findings",  # metadata.json breaks a rule
+    ]
     (finding,) = shown["fast"]["findings"]
     assert finding["rule"] == "llm-token-id-out-of-range"
     assert finding["href"].endswith("spec.md#llm-token-id-out-of-range-error")

@@ -38,8 +38,11 @@ function table(caption: string, columns: string[], rows: (Node | string)[][], id
   return section;
 }
 
-function unreadable(caption: string, id: string): HTMLElement {
-  return el("section", { id }, el("h2", {}, caption), el("p", { class: "unreadable" }, "not readable: see the findings"));
+/** A part the inspection could not give: the package lacks its member, or it is unreadable. */
+function unreadable(caption: string, id: string, info: Inspection, member: string): HTMLElement {
+  const absent = info.members !== null && !info.members.some((m) => m.name === member);
+  const why = absent ? `the package has no ${member}` : "not readable: see the findings";
+  return el("section", { id }, el("h2", {}, caption), el("p", { class: "unreadable" }, why));
 }
 
 function counts(findings: Finding[]): string {
@@ -85,7 +88,7 @@ export function inspectionView(info: Inspection): HTMLElement[] {
   const parts: HTMLElement[] = [];
   parts.push(
     info.members === null
-      ? unreadable("members", "members")
+      ? el("section", { id: "members" }, el("h2", {}, "members"), el("p", { class: "unreadable" }, "no zip directory could be read: see the findings"))
       : table(
           "members",
           ["name", "offset", "data", "size", "align", "crc32"],
@@ -102,7 +105,7 @@ export function inspectionView(info: Inspection): HTMLElement[] {
   );
   parts.push(
     info.program === null
-      ? unreadable("program.ptg", "program")
+      ? unreadable("program.ptg", "program", info, "program.ptg")
       : el(
           "section",
           { id: "program" },
@@ -112,7 +115,7 @@ export function inspectionView(info: Inspection): HTMLElement[] {
   );
   parts.push(
     info.tensors === null
-      ? unreadable("constants", "tensors")
+      ? unreadable("constants", "tensors", info, "program.safetensors")
       : table(
           "constants",
           ["key", "dtype", "shape", "bytes", "alias of"],
@@ -128,7 +131,7 @@ export function inspectionView(info: Inspection): HTMLElement[] {
   );
   parts.push(
     info.metadata === null
-      ? unreadable("metadata", "metadata")
+      ? unreadable("metadata", "metadata", info, "metadata.json")
       : table(
           "metadata",
           ["name", "kind", "value", "meaning"],

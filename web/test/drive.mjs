@@ -53,6 +53,7 @@ function readPage() {
     metadata: rows("metadata"),
     totals: document.querySelector("#totals")?.textContent ?? null,
     summaries: texts(".summary"),
+    notes: texts(".unreadable"),
     progress: { hidden: document.querySelector("#progress").hidden, value: document.querySelector("#progress").value, max: document.querySelector("#progress").max },
     deepEnabled: !document.querySelector("#deep").disabled,
   };
