@@ -11,7 +11,6 @@ browser tests skip locally and fail in CI, like the binding tests.
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 from pathlib import Path
@@ -45,10 +44,9 @@ def _npm(*args: str) -> str:
 
 @pytest.fixture(scope="module")
 def web(node: str) -> Path:
-    """web/ with its locked toolchain installed (npm ci once; never a browser download)."""
+    """web/ with its locked toolchain installed (npm ci; playwright-core downloads no browser)."""
     with _build_lock("web"):
         if not _installed_as_locked(WEB):
-            os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
             _npm("ci", "--no-audit", "--no-fund")
     return WEB
 

@@ -47,7 +47,6 @@ const csp = [
   `script-src ${hash(script)}`,
   `style-src ${hash(style)}`,
   "connect-src *",
-  "img-src data:",
   "base-uri 'none'",
   "form-action 'none'",
 ].join("; ");
