@@ -5,8 +5,8 @@
 // Every byte that a stage reads is read through a Reader (small reads share 4 KiB
 // blocks), so the fast check costs the end records, the central directory and the local
 // headers, never the members' data. Offsets and sizes read from the file are checked
-// against the file's length before they are used; 64-bit fields beyond 2^53 stay numbers
-// at least 2^53 (so every comparison with a position in the file still holds).
+// against the file's length before they are used; 64-bit fields are bigint until then (so
+// values beyond 2^53 compare and print exactly), positions inside the file are numbers.
 
 import type { ByteSource } from "./byte_source.js";
 import { PtnError } from "./strict_json.js";
@@ -122,9 +122,9 @@ export function u32(b: Uint8Array, at: number): number {
   return (u16(b, at) + u16(b, at + 2) * 0x10000) >>> 0;
 }
 
-/** A little-endian uint64 as a number: exact up to 2^53, else a number at least 2^53. */
-export function u64(b: Uint8Array, at: number): number {
-  return u32(b, at) + u32(b, at + 4) * 0x100000000;
+/** A little-endian uint64, exactly. */
+export function u64n(b: Uint8Array, at: number): bigint {
+  return BigInt(u32(b, at)) + (BigInt(u32(b, at + 4)) << 32n);
 }
 
 function hex(n: number, width: number): string {
@@ -205,7 +205,9 @@ interface EndRecords {
   shift: number;
 }
 
-/** Stage 1 (ptn/zip/ends.py): the end records and where the central directory is. */
+/** Stage 1 (ptn/zip/ends.py): the end records and where the central directory is. Sizes and
+ * offsets are bigint here (a zip64 record holds 64-bit ones) until they are known to lie
+ * inside the file. */
 async function locateDirectory(r: Reader, sink: Sink): Promise<EndRecords> {
   const n = r.size;
   const p = await findEocd(r);
@@ -214,14 +216,14 @@ async function locateDirectory(r: Reader, sink: Sink): Promise<EndRecords> {
   const diskCd = u16(e, 6);
   const nDisk = u16(e, 8);
   const nTotal = u16(e, 10);
-  let cdSize = u32(e, 12);
-  let cdOffset = u32(e, 16);
+  let cdSize = BigInt(u32(e, 12));
+  let cdOffset = BigInt(u32(e, 16));
   const commentLen = u16(e, 20);
   checkTail(n, p, commentLen, sink);
-  const zip64 = await readZip64(r, p, [disk, diskCd, nDisk, nTotal, cdSize, cdOffset], sink);
-  let records: number;
-  let count: number;
-  let zShift: number;
+  const zip64 = await readZip64(r, p, [disk, diskCd, nDisk, nTotal, u32(e, 12), u32(e, 16)], sink);
+  let records: bigint;
+  let count: bigint;
+  let zShift: bigint;
   if (zip64 === null) {
     if (disk !== 0 || diskCd !== 0 || nDisk !== nTotal) {
       throw new PtnError(
@@ -230,7 +232,7 @@ async function locateDirectory(r: Reader, sink: Sink): Promise<EndRecords> {
           "a .ptn is a single-file archive",
       );
     }
-    [records, count, zShift] = [p, nTotal, 0];
+    [records, count, zShift] = [BigInt(p), BigInt(nTotal), 0n];
   } else {
     [records, count, cdSize, cdOffset, zShift] = zip64;
     if ((disk !== 0 && disk !== U16_MAX) || (diskCd !== 0 && diskCd !== U16_MAX)) {
@@ -240,19 +242,19 @@ async function locateDirectory(r: Reader, sink: Sink): Promise<EndRecords> {
       );
     }
   }
-  if (count > MAX_MEMBERS) {
+  if (count > BigInt(MAX_MEMBERS)) {
     throw new PtnError(
       "zip-too-many-members",
       `the end record counts ${count} members; at most ${MAX_MEMBERS} are allowed`,
     );
   }
-  let shift = 0;
+  let shift = 0n;
   if (cdOffset + cdSize === records) {
     // where the end record says
   } else if (
     cdSize <= records &&
     cdOffset < records - cdSize &&
-    (cdSize === 0 || (await r.sigAt(records - cdSize, SIG_CDH)))
+    (cdSize === 0n || (await r.sigAt(Number(records - cdSize), SIG_CDH)))
   ) {
     shift = records - cdSize - cdOffset;
     sink.add(
@@ -262,7 +264,10 @@ async function locateDirectory(r: Reader, sink: Sink): Promise<EndRecords> {
         `${shift} bytes were prepended to the archive (a stub or a concatenated file); a .ptn starts ` +
         "with its first local header",
     );
-  } else if (cdOffset + cdSize < records && (cdSize === 0 || (await r.sigAt(cdOffset, SIG_CDH)))) {
+  } else if (
+    cdOffset + cdSize < records &&
+    (cdSize === 0n || (await r.sigAt(Number(cdOffset), SIG_CDH)))
+  ) {
     const gap = records - cdOffset - cdSize;
     sink.add(
       "zip-unreferenced-data",
@@ -270,7 +275,7 @@ async function locateDirectory(r: Reader, sink: Sink): Promise<EndRecords> {
       `${gap} bytes between the end of the central directory (offset ${cdOffset + cdSize}) and the end ` +
         "records belong to no record",
     );
-  } else if (cdOffset + cdSize > n) {
+  } else if (cdOffset + cdSize > BigInt(n)) {
     throw new PtnError(
       "zip-truncated",
       `the central directory (offset ${cdOffset}, ${cdSize} bytes) runs past the end of the ${n}-byte ` +
@@ -291,8 +296,9 @@ async function locateDirectory(r: Reader, sink: Sink): Promise<EndRecords> {
         "must point at the real records",
     );
   }
-  const cdStart = cdOffset + shift;
-  return { counted: count, cdStart, cdEnd: cdStart + cdSize, shift };
+  // Every branch that gets here keeps the directory inside [0, records]: numbers are exact.
+  const cdStart = Number(cdOffset + shift);
+  return { counted: Number(count), cdStart, cdEnd: cdStart + Number(cdSize), shift: Number(shift) };
 }
 
 async function findEocd(r: Reader): Promise<number> {
@@ -357,12 +363,12 @@ async function readZip64(
   p: number,
   eocd: number[],
   sink: Sink,
-): Promise<[number, number, number, number, number] | null> {
+): Promise<[bigint, bigint, bigint, bigint, bigint] | null> {
   const loc = p - 20;
   if (!(await r.sigAt(loc, SIG_LOC64))) return null;
   const l = await r.bytes(loc, 20);
   const zDisk = u32(l, 4);
-  const zOff = u64(l, 8);
+  const zOff = u64n(l, 8);
   const disks = u32(l, 16);
   if (zDisk !== 0 || disks > 1) {
     throw new PtnError(
@@ -372,7 +378,7 @@ async function readZip64(
   }
   const saturated = eocd[3] === U16_MAX || eocd[4] === U32_MAX || eocd[5] === U32_MAX;
   let rec = -1;
-  if (zOff + 56 <= loc && (await r.sigAt(zOff, SIG_EOCD64))) rec = zOff;
+  if (zOff + 56n <= BigInt(loc) && (await r.sigAt(Number(zOff), SIG_EOCD64))) rec = Number(zOff);
   else if (loc >= 56 && (await r.sigAt(loc - 56, SIG_EOCD64))) rec = loc - 56;
   if (rec < 0) {
     const message =
@@ -383,25 +389,25 @@ async function readZip64(
     return null;
   }
   const z = await r.bytes(rec, 56);
-  const rest = u64(z, 4);
+  const rest = u64n(z, 4);
   const disk = u32(z, 16);
   const diskCd = u32(z, 20);
-  const nDisk = u64(z, 24);
-  const nTotal = u64(z, 32);
-  const cdSize = u64(z, 40);
-  const cdOffset = u64(z, 48);
-  if (rest < 44 || rec + 12 + rest !== loc) {
+  const nDisk = u64n(z, 24);
+  const nTotal = u64n(z, 32);
+  const cdSize = u64n(z, 40);
+  const cdOffset = u64n(z, 48);
+  if (rest < 44n || BigInt(rec + 12) + rest !== BigInt(loc)) {
     sink.add(
       "zip-bad-zip64",
       null,
       `the zip64 end record at offset ${rec} declares ${rest} more bytes, but ${loc - rec - 12} lie ` +
         "between its size field and the locator",
     );
-  } else if (rest !== 44) {
+  } else if (rest !== 44n) {
     sink.add(
       "zip-bad-zip64",
       null,
-      `the zip64 end record at offset ${rec} carries ${rest - 44} bytes of extensible data after its 44 ` +
+      `the zip64 end record at offset ${rec} carries ${rest - 44n} bytes of extensible data after its 44 ` +
         "bytes of fields; a .ptn has none",
     );
   }
@@ -411,13 +417,13 @@ async function readZip64(
       "the zip64 end record describes an archive split over several disks; a .ptn is a single-file archive",
     );
   }
-  const checks: [string, number, number, number][] = [
+  const checks: [string, number, number, bigint][] = [
     ["entry count", eocd[3] ?? 0, U16_MAX, nTotal],
     ["directory size", eocd[4] ?? 0, U32_MAX, cdSize],
     ["directory offset", eocd[5] ?? 0, U32_MAX, cdOffset],
   ];
   for (const [what, short, sat, full] of checks) {
-    if (short !== sat && short !== full) {
+    if (short !== sat && BigInt(short) !== full) {
       sink.add(
         "zip-bad-zip64",
         null,
@@ -426,7 +432,7 @@ async function readZip64(
       );
     }
   }
-  return [rec, nTotal, cdSize, cdOffset, rec - zOff];
+  return [BigInt(rec), nTotal, cdSize, cdOffset, BigInt(rec) - zOff];
 }
 
 // ---- zip64 extra fields (ptn/zip/zip64.py) ----
@@ -435,7 +441,7 @@ interface Zip64 {
   malformed: boolean;
   saturated: string[];
   payload: number | null;
-  real: number[] | null;
+  real: bigint[] | null;
 }
 
 const NOTHING: Zip64 = { malformed: false, saturated: [], payload: null, real: [] };
@@ -479,14 +485,15 @@ function resolveZip64(b: Uint8Array, start: number, end: number, values: number[
   if (z === null && saturated.length === 0) return NOTHING;
   const payload = z === null ? null : z.length;
   if (z === null || z.length < 8 * saturated.length) return { malformed: false, saturated, payload, real: null };
-  return { malformed: false, saturated, payload, real: saturated.map((_, i) => u64(z, 8 * i)) };
+  return { malformed: false, saturated, payload, real: saturated.map((_, i) => u64n(z, 8 * i)) };
 }
 
-function resolveValues(z: Zip64, values: number[]): number[] | null {
-  if (z.saturated.length === 0) return values;
-  if (z.real === null) return null;
+/** The header's values with the saturated ones replaced (exact: 64-bit values are bigint);
+ * null when some value is saturated and its real value is missing. */
+function resolveValues(z: Zip64, values: number[]): bigint[] | null {
+  if (z.saturated.length && z.real === null) return null;
   let i = 0;
-  return values.map((v) => (v === U32_MAX ? (z.real?.[i++] ?? v) : v));
+  return values.map((v) => (v === U32_MAX ? (z.real?.[i++] ?? BigInt(v)) : BigInt(v)));
 }
 
 // ---- stage 2: the central directory (ptn/zip/central.py) ----
@@ -499,9 +506,10 @@ interface CentralEntry {
   flags: number;
   method: number;
   crc32: number;
-  csize: number;
-  usize: number;
-  headerOffset: number;
+  csize: bigint;
+  usize: bigint;
+  /** Position in the file (the shift applied); may lie far outside it. */
+  headerOffset: bigint;
 }
 
 async function readDirectory(
@@ -577,10 +585,10 @@ function centralEntry(
   const flags = u16(cd, pos + 8);
   const method = u16(cd, pos + 10);
   const crc = u32(cd, pos + 16);
-  let csize = u32(cd, pos + 20);
-  let usize = u32(cd, pos + 24);
+  let csize = BigInt(u32(cd, pos + 20));
+  let usize = BigInt(u32(cd, pos + 24));
   const disk = u16(cd, pos + 34);
-  let offset = u32(cd, pos + 42);
+  let offset = BigInt(u32(cd, pos + 42));
   const raw = cd.slice(pos + 46, extraAt);
   const [name, label] = memberName(i, raw, sink);
   checkFields(name, label, needed, flags, method, sink);
@@ -595,7 +603,7 @@ function centralEntry(
     const tag = unicodeExtra(cd, extraAt, extraEnd);
     if (tag !== null) reportUnicodeExtra(name, label, "central", tag, sink);
   }
-  const stored = [usize, csize, offset];
+  const stored = [u32(cd, pos + 24), u32(cd, pos + 20), u32(cd, pos + 42)];
   const z = resolveZip64(cd, extraAt, extraEnd, stored);
   if (z.malformed) {
     sink.add(
@@ -625,7 +633,7 @@ function centralEntry(
       }
       const resolved = resolveValues(z, stored);
       if (resolved === null) return null;
-      [usize, csize, offset] = resolved as [number, number, number];
+      [usize, csize, offset] = resolved as [bigint, bigint, bigint];
     }
   }
   if (method === 0 && csize !== usize) {
@@ -646,7 +654,7 @@ function centralEntry(
     crc32: crc,
     csize,
     usize,
-    headerOffset: offset + shift,
+    headerOffset: offset + BigInt(shift),
   };
 }
 
@@ -746,8 +754,8 @@ interface LocalHeader {
   flags: number;
   method: number;
   crc32: number;
-  usize: number;
-  csize: number;
+  usize: bigint;
+  csize: bigint;
   rawName: Uint8Array;
   dataOffset: number;
   zip64: Zip64;
@@ -758,29 +766,32 @@ type LocalProblem = "outside" | "no-signature" | "overruns";
 
 interface Placed {
   entry: CentralEntry;
+  /** Where its local header is (inside the file, so a number). */
+  start: number;
   dataOffset: number;
   end: number;
 }
 
-async function readLocalHeader(r: Reader, offset: number, areaEnd: number): Promise<LocalHeader | LocalProblem> {
-  if (offset + 30 > areaEnd) return "outside";
+async function readLocalHeader(r: Reader, at: bigint, areaEnd: number): Promise<LocalHeader | LocalProblem> {
+  if (at + 30n > BigInt(areaEnd)) return "outside";
+  const offset = Number(at);
   const h = await r.bytes(offset, 30);
   if (u32(h, 0) !== SIG_LFH) return "no-signature";
   const flags = u16(h, 6);
   const method = u16(h, 8);
   const crc = u32(h, 14);
-  let csize = u32(h, 18);
-  let usize = u32(h, 22);
+  let csize = BigInt(u32(h, 18));
+  let usize = BigInt(u32(h, 22));
   const nameLen = u16(h, 26);
   const extraLen = u16(h, 28);
   const data = offset + 30 + nameLen + extraLen;
   if (data > areaEnd) return "overruns";
   const tail = await r.bytes(offset + 30, nameLen + extraLen);
-  const stored = [usize, csize];
+  const stored = [u32(h, 22), u32(h, 18)];
   const z = resolveZip64(tail, nameLen, nameLen + extraLen, stored);
   if (z.saturated.length) {
     const resolved = resolveValues(z, stored);
-    if (resolved !== null) [usize, csize] = resolved as [number, number];
+    if (resolved !== null) [usize, csize] = resolved as [bigint, bigint];
   }
   const unicode = extraLen ? unicodeExtra(tail, nameLen, nameLen + extraLen) : null;
   return {
@@ -801,7 +812,7 @@ async function checkLocalHeader(
   e: CentralEntry,
   areaEnd: number,
   sink: Sink,
-  headers: Map<number, LocalHeader | LocalProblem>,
+  headers: Map<bigint, LocalHeader | LocalProblem>,
 ): Promise<Placed | null> {
   const { name: member, label, headerOffset: h } = e;
   let local = headers.get(h);
@@ -846,13 +857,13 @@ async function checkLocalHeader(
   if (localOnly) reportFlags(member, label, "local", localOnly, sink);
   if (local.unicode !== null) reportUnicodeExtra(member, label, "local", local.unicode, sink);
   const descriptor = Boolean(e.flags & FLAG_DESCRIPTOR) && Boolean(local.flags & FLAG_DESCRIPTOR);
-  const pairs: [string, number, number][] = [
+  const pairs: [string, number | bigint, number | bigint][] = [
     ["CRC-32", local.crc32, e.crc32],
     ["compressed size", local.csize, e.csize],
     ["uncompressed size", local.usize, e.usize],
   ];
   for (const [what, value, central] of pairs) {
-    if (value !== central && !(descriptor && value === 0)) mismatches.push(`${what} ${value} (central ${central})`);
+    if (value !== central && !(descriptor && BigInt(value) === 0n)) mismatches.push(`${what} ${value} (central ${central})`);
   }
   if (mismatches.length) {
     sink.add(
@@ -863,17 +874,17 @@ async function checkLocalHeader(
     );
   }
   const data = local.dataOffset;
-  let end = data + e.csize;
-  if (end > areaEnd) {
+  if (BigInt(data) + e.csize > BigInt(areaEnd)) {
     sink.add(
       "zip-member-out-of-bounds",
       member,
-      `member ${label}: data [${data}, ${end}) runs past the start of the central directory at offset ${areaEnd}`,
+      `member ${label}: data [${data}, ${BigInt(data) + e.csize}) runs past the start of the central directory at offset ${areaEnd}`,
     );
     return null;
   }
+  let end = data + Number(e.csize);
   if (descriptor) end = await descriptorEnd(r, e, end, areaEnd, sink);
-  return { entry: e, dataOffset: data, end };
+  return { entry: e, start: Number(h), dataOffset: data, end };
 }
 
 function reportUnusable(problem: LocalProblem, e: CentralEntry, areaEnd: number, sink: Sink): void {
@@ -915,8 +926,8 @@ async function descriptorEnd(
     if (withSig && !(await r.sigAt(dataEnd, SIG_DD))) continue;
     const b = await r.bytes(at, size - (withSig ? 4 : 0));
     const wide = size === 20 || size === 24;
-    const values = wide ? [u32(b, 0), u64(b, 4), u64(b, 12)] : [u32(b, 0), u32(b, 4), u32(b, 8)];
-    if (values[0] === e.crc32 && values[1] === e.csize && values[2] === e.usize) return dataEnd + size;
+    const sizes = wide ? [u64n(b, 4), u64n(b, 12)] : [BigInt(u32(b, 4)), BigInt(u32(b, 8))];
+    if (u32(b, 0) === e.crc32 && sizes[0] === e.csize && sizes[1] === e.usize) return dataEnd + size;
   }
   sink.add(
     "zip-header-mismatch",
@@ -931,19 +942,19 @@ async function descriptorEnd(
 
 function checkLayout(placed: Placed[], complete: boolean, ends: EndRecords, sink: Sink): void {
   const spans = [...placed].sort(
-    (a, b) => a.entry.headerOffset - b.entry.headerOffset || a.end - b.end,
+    (a, b) => a.start - b.start || a.end - b.end,
   );
   let cursor = ends.shift;
   let owner: Placed | null = null;
   for (const p of spans) {
     const e = p.entry;
-    const start = e.headerOffset;
+    const start = p.start;
     if (owner !== null && start < cursor) {
       const o = owner.entry;
       sink.add(
         "zip-overlapping-entries",
         e.name,
-        `member ${e.label} [${start}, ${p.end}) overlaps member ${o.label} [${o.headerOffset}, ${owner.end}); ` +
+        `member ${e.label} [${start}, ${p.end}) overlaps member ${o.label} [${owner.start}, ${owner.end}); ` +
           "every member owns its bytes",
       );
     } else if (start > cursor && complete) {
@@ -987,7 +998,7 @@ export async function readMembers(r: Reader): Promise<{ members: Member[]; findi
   const directory = await readDirectory(r, ends, sink);
   const placed: Placed[] = [];
   const first = new Map<string, number>();
-  const headers = new Map<number, LocalHeader | LocalProblem>();
+  const headers = new Map<bigint, LocalHeader | LocalProblem>();
   for (const e of directory.entries) {
     const placement = await checkLocalHeader(r, e, ends.cdStart, sink, headers);
     if (placement !== null) placed.push(placement);
@@ -1020,7 +1031,7 @@ export async function readMembers(r: Reader): Promise<{ members: Member[]; findi
         "warning",
       );
     }
-    members.push({ name: e.name, headerOffset: e.headerOffset, dataOffset: p.dataOffset, size: e.csize, crc32: e.crc32 });
+    members.push({ name: e.name, headerOffset: p.start, dataOffset: p.dataOffset, size: Number(e.csize), crc32: e.crc32 });
   }
   return { members, findings: sink.finish() };
 }
