@@ -112,6 +112,15 @@ def _large(tmp: Path) -> Path:
     return out
 
 
+def _hostile(tmp: Path) -> Path:
+    """Markup and a right-to-left override in a tensor key and a metadata string."""
+    out = tmp / "hostile-names.ptn"
+    program = b"\x10\x00\x00\x00NPTG" + bytes(56)
+    constants = {"<img src=x onerror=alert(1)>\u202egnp.exe": np.ones((2,), np.float32)}
+    ptn.save(out, program, constants=constants, metadata={"general.name": "<b>bold</b>\u202e"})
+    return out
+
+
 def _findings(path: Path, deep: bool) -> list[tuple[str, str]]:
     return [(f.severity, f.rule) for f in ptn.validate(path, deep=deep).findings]
 
@@ -124,7 +133,8 @@ def _shown(state: dict[str, Any]) -> list[tuple[str, str]]:
 def driven(page: Path, chromium: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """What the page showed for each package (web/test/drive.mjs's JSON), by file name."""
     tmp = tmp_path_factory.mktemp("web")
-    packages = [VALID, INVALID, _flipped(tmp), _many(tmp, SHOWN_ROWS + 20), _large(tmp)]
+    packages = [VALID, INVALID, _flipped(tmp), _many(tmp, SHOWN_ROWS + 20), _hostile(tmp)]
+    packages.append(_large(tmp))
     SHOTS.mkdir(parents=True, exist_ok=True)
     args = [*map(str, packages[:-1]), f"url:{packages[-1]}"]  # the last one by its URL
     cmd = ["node", "test/drive.mjs", chromium, str(page), str(SHOTS), *args]
@@ -218,6 +228,13 @@ def test_long_tables_are_summarised_until_show_all(driven: dict[str, Any]) -> No
     ]
     assert [row[0] for row in shown["all"]["tensors"]] == [f"w{i:03d}" for i in range(total)]
     assert shown["all"]["summaries"] == []
+
+
+def test_names_from_a_package_are_text_never_markup(driven: dict[str, Any]) -> None:
+    shown = driven["by_name"]["hostile-names.ptn"]["fast"]
+    assert shown["injected"] == 0
+    assert shown["tensors"][0][0] == "<img src=x onerror=alert(1)>\\u{202e}gnp.exe"
+    assert ["general.name", "str", '"<b>bold</b>\\u{202e}"', ""] in shown["metadata"]
 
 
 def test_readme_shows_the_page() -> None:

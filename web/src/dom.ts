@@ -27,8 +27,8 @@ export function visible(text: string): string {
 }
 
 /** Bytes as the CLI prints them: "64 B", "4.9 KiB". */
-export function size(n: number | bigint): string {
-  let value = Number(n);
+export function size(n: number): string {
+  let value = n;
   for (const unit of ["B", "KiB", "MiB", "GiB"]) {
     if (value < 1024 || unit === "GiB") return unit === "B" ? `${value} B` : `${value.toFixed(1)} ${unit}`;
     value /= 1024;

@@ -73,8 +73,8 @@ async function deepCheck(): Promise<void> {
       deep: true,
       onProgress: (done, total) => {
         if (mine !== generation) return;
-        progress.max = Math.max(Number(total), 1);
-        progress.value = Number(done);
+        progress.max = Math.max(total, 1);
+        progress.value = done;
       },
     });
     if (mine !== generation) return;

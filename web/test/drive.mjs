@@ -54,6 +54,8 @@ function readPage() {
     totals: document.querySelector("#totals")?.textContent ?? null,
     summaries: texts(".summary"),
     notes: texts(".unreadable"),
+    // Elements the page never creates itself: any of them came from a package's text.
+    injected: document.querySelectorAll("#output img, #output b, #output script, #output iframe").length,
     progress: { hidden: document.querySelector("#progress").hidden, value: document.querySelector("#progress").value, max: document.querySelector("#progress").max },
     deepEnabled: !document.querySelector("#deep").disabled,
   };
