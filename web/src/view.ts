@@ -10,18 +10,20 @@ export const SHOWN_ROWS = 40;
 declare const __SPEC_URL__: string;
 declare const __SPEC_ANCHORS__: Record<string, string>;
 
-/** The rule's heading in spec.md (anchors taken from spec.md at build time), or null. */
+/** The rule id, linked to its heading in spec.md (anchors read from spec.md at build time). */
 export function ruleLink(rule: string): HTMLElement {
   const anchor = Object.hasOwn(__SPEC_ANCHORS__, rule) ? __SPEC_ANCHORS__[rule] : undefined;
   if (anchor === undefined) return el("code", {}, visible(rule));
-  return el("a", { href: `${__SPEC_URL__}#${anchor}`, target: "_blank", rel: "noreferrer", class: "rule" }, el("code", {}, rule));
+  const href = `${__SPEC_URL__}#${anchor}`;
+  return el("a", { href, target: "_blank", rel: "noreferrer", class: "rule" }, el("code", {}, rule));
 }
 
 function table(caption: string, columns: string[], rows: (Node | string)[][], id: string): HTMLElement {
   const head = el("tr", {}, ...columns.map((c) => el("th", {}, c)));
   const body = el("tbody");
   const fill = (count: number): void => {
-    body.replaceChildren(...rows.slice(0, count).map((cells) => el("tr", {}, ...cells.map((c) => el("td", {}, c)))));
+    const shown = rows.slice(0, count);
+    body.replaceChildren(...shown.map((cells) => el("tr", {}, ...cells.map((c) => el("td", {}, c)))));
   };
   fill(SHOWN_ROWS);
   const section = el("section", { id }, el("h2", {}, caption));
@@ -38,11 +40,14 @@ function table(caption: string, columns: string[], rows: (Node | string)[][], id
   return section;
 }
 
+function note(caption: string, id: string, text: string): HTMLElement {
+  return el("section", { id }, el("h2", {}, caption), el("p", { class: "unreadable" }, text));
+}
+
 /** A part the inspection could not give: the package lacks its member, or it is unreadable. */
 function unreadable(caption: string, id: string, info: Inspection, member: string): HTMLElement {
   const absent = info.members !== null && !info.members.some((m) => m.name === member);
-  const why = absent ? `the package has no ${member}` : "not readable: see the findings";
-  return el("section", { id }, el("h2", {}, caption), el("p", { class: "unreadable" }, why));
+  return note(caption, id, absent ? `the package has no ${member}` : "not readable: see the findings");
 }
 
 function counts(findings: Finding[]): string {
@@ -88,7 +93,7 @@ export function inspectionView(info: Inspection): HTMLElement[] {
   const parts: HTMLElement[] = [];
   parts.push(
     info.members === null
-      ? el("section", { id: "members" }, el("h2", {}, "members"), el("p", { class: "unreadable" }, "no zip directory could be read: see the findings"))
+      ? note("members", "members", "no zip directory could be read: see the findings")
       : table(
           "members",
           ["name", "offset", "data", "size", "align", "crc32"],

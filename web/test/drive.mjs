@@ -36,7 +36,9 @@ const TIMEOUT = 60_000;
 /** Everything the test checks, read from the DOM as a user sees it. */
 function readPage() {
   const texts = (selector) => [...document.querySelectorAll(selector)].map((n) => n.textContent);
-  const rows = (id) => [...document.querySelectorAll(`#${id} tbody tr`)].map((tr) => [...tr.cells].map((td) => td.textContent));
+  const rows = (id) =>
+    [...document.querySelectorAll(`#${id} tbody tr`)].map((tr) => [...tr.cells].map((td) => td.textContent));
+  const progress = document.querySelector("#progress");
   return {
     title: document.querySelector("#package-name")?.textContent ?? null,
     status: document.querySelector("#status").textContent,
@@ -56,7 +58,7 @@ function readPage() {
     notes: texts(".unreadable"),
     // Elements the page never creates itself: any of them came from a package's text.
     injected: document.querySelectorAll("#output img, #output b, #output script, #output iframe").length,
-    progress: { hidden: document.querySelector("#progress").hidden, value: document.querySelector("#progress").value, max: document.querySelector("#progress").max },
+    progress: { hidden: progress.hidden, value: progress.value, max: progress.max },
     deepEnabled: !document.querySelector("#deep").disabled,
   };
 }
@@ -143,7 +145,8 @@ try {
     const deep = await page.evaluate(readPage);
     const screenshot = join(shots, `${name.replace(/\.ptn$/, "")}.png`);
     await page.screenshot({ path: screenshot, fullPage: true });
-    results.push({ package: name, fast, all, deep, screenshot, fastBytes, size: statSync(resolve(pkg.replace(/^url:/, ""))).size });
+    const size = statSync(resolve(pkg.replace(/^url:/, ""))).size;
+    results.push({ package: name, fast, all, deep, screenshot, fastBytes, size });
   }
 } finally {
   await context.close();
