@@ -2,7 +2,8 @@
 
 ``node generated/typescript/bin/ptn-validate.mjs --json`` must print, for every package
 of a corpus (the examples, the invalid examples, ptn.testing.hostile's packages, and
-packages from ptn.save and ptn.zip's writer with one targeted byte edit each), the same
+packages from ptn.save and ptn.zip's writer with one targeted byte edit each, and 150 with
+random edits), the same
 findings as ``ptn validate --json``: same rule, severity, member and pointer, in the same
 order, fast and deep, and the same exit status. Messages are compared too, except those of
 the JSON and metadata layers (``json-*``, ``metadata-*``, ``llm-*``), which the binding's
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import io
 import json
+import random
 import struct
 import subprocess
 import sys
@@ -151,6 +153,26 @@ def flood(entries: int) -> bytes:
     return local + bytes(central) + eocd
 
 
+def mutants(bases: list[bytes], n: int, seed: int = 15) -> dict[str, bytes]:
+    """``n`` packages with one to three random edits each (a byte set, often in the
+    directory at the end, or a few bytes cut): the differential part of the corpus."""
+    rng = random.Random(seed)
+    out = {}
+    for i in range(n):
+        b = bytearray(rng.choice(bases))
+        for _ in range(rng.randint(1, 3)):
+            kind = rng.random()
+            if kind < 0.5:
+                b[rng.randrange(len(b))] = rng.randrange(256)
+            elif kind < 0.8:
+                b[rng.randrange(max(0, len(b) - 400), len(b))] = rng.choice((0, 1, 0xFF, 0x7F))
+            else:
+                at = rng.randrange(len(b))
+                del b[at : at + rng.randint(1, 8)]
+        out[f"mutant-{i}"] = bytes(b)
+    return out
+
+
 def corpus(tmp: Path) -> dict[str, bytes]:
     """Name -> bytes of every package the two validators are compared on."""
     base = saved(tmp)
@@ -202,6 +224,7 @@ def corpus(tmp: Path) -> dict[str, bytes]:
     files["meta-big"] = hostile.metadata_package(b'{"a": 1, "a": 2}')
     files["many-bad-aliases"] = hostile.bad_aliases(1500)
     files["flood"] = flood(150)
+    files.update(mutants([base, zipped, z64], 150))
     files["many-duplicates"] = _with_zipfile(
         {"program.ptg": PROGRAM}, extra=[("program.ptg", b"")] * 150
     )
@@ -325,3 +348,32 @@ def test_byte_sources_read_headers_only_and_agree(node: str, tmp_path: Path) -> 
     expected = json.loads(proc.stdout)
     for part in ("members", "program", "tensors", "metadata", "totals"):
         assert out["inspect"][part] == expected[part], part
+
+
+def test_node_command_text_and_exit_status_match_ptn_validate(
+    node: str, packages: list[Path], tmp_path: Path
+) -> None:
+    """The text report and exit status, for valid, invalid and missing files and bad usage."""
+    by_name = {p.name: p for p in packages}
+    cases = [
+        [str(by_name["tiny-llm.ptn"])],
+        [str(by_name["edit-crc-flip.ptn"]), str(by_name["hostile-unicode-path.ptn"])],
+        ["--fast", str(by_name["edit-crc-flip.ptn"])],
+        [str(by_name["tiny-llm.ptn"]), str(tmp_path / "missing.ptn")],
+        ["--json", str(tmp_path)],  # a directory without packages
+    ]
+    for args in cases:
+        want = subprocess.run(
+            [sys.executable, "-m", "ptn", "validate", "-j", "1", *args],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        got = subprocess.run(
+            [node, str(COMMAND), *args], capture_output=True, text=True, check=False
+        )
+        assert (got.returncode, got.stdout) == (want.returncode, want.stdout), args
+        assert got.stderr.replace("ptn-validate:", "ptn validate:") == want.stderr, args
+    for usage in ([], ["--bogus", str(by_name["tiny-llm.ptn"])]):
+        got = subprocess.run([node, str(COMMAND), *usage], capture_output=True, check=False)
+        assert got.returncode == 2 and got.stdout == b"" and b"usage" in got.stderr

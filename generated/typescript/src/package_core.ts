@@ -105,12 +105,26 @@ class Budget {
   }
 }
 
+/** What Python's repr escapes in a str: backslash, quotes, and the characters that
+ * str.isprintable rejects (categories C, Zl, Zp, and Zs other than the space). */
+const NOT_PRINTED = /[\\'"\p{C}\p{Zl}\p{Zp}]|(?! )\p{Zs}/gu;
+const SHORT_ESCAPES: Record<string, string> = { "\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r" };
+
+function escapeChar(ch: string, quote: string): string {
+  if (ch === "'" || ch === '"') return ch === quote ? "\\" + ch : ch;
+  const short = SHORT_ESCAPES[ch];
+  if (short !== undefined) return short;
+  const cp = ch.codePointAt(0) ?? 0;
+  if (cp < 0x100) return "\\x" + cp.toString(16).padStart(2, "0");
+  if (cp < 0x10000) return "\\u" + cp.toString(16).padStart(4, "0");
+  return "\\U" + cp.toString(16).padStart(8, "0");
+}
+
 /** Python's repr of a str, as the reference's messages quote keys and names. */
 function repr(value: unknown): string {
   if (typeof value === "string") {
     const quote = value.includes("'") && !value.includes('"') ? '"' : "'";
-    const body = value.replace(/\\/g, "\\\\").replace(quote === "'" ? /'/g : /"/g, "\\" + quote);
-    return quote + body + quote;
+    return quote + value.replace(NOT_PRINTED, (ch) => escapeChar(ch, quote)) + quote;
   }
   if (typeof value === "bigint") return value.toString();
   if (value === null) return "None";
