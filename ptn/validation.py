@@ -35,6 +35,8 @@ class Parsed:
     data_start: int = 0
     aliases: dict[str, str] = field(default_factory=dict)
     metadata: Metadata | None = None
+    unreadable: dict[str, Finding] = field(default_factory=dict)
+    """Members present whose content could not be read, with the finding that says why."""
 
 
 def _member_view(buf: memoryview, member: Member) -> memoryview:
@@ -76,34 +78,48 @@ def _stages(buf: memoryview, deep: bool) -> Generator[Finding, None, Parsed]:
     yield from found
     yield from membership_findings([m.name for m in members])
     by_name = {m.name: m for m in members}
+    # A member whose bytes are not its content (compressed, encrypted) has one finding
+    # already; parsing those bytes would only add false ones.
+    unreadable = {
+        m.name: next((f for f in found if f.member == m.name and f.rule == m.fault), None)
+        or Finding(m.fault, "error", m.name, None, f"member '{m.name}' cannot be read")
+        for m in by_name.values()
+        if m.fault is not None
+    }
+    readable = {name: m for name, m in by_name.items() if name not in unreadable}
     tensors: dict[str, TensorInfo] = {}
     data_start = 0
     aliases: dict[str, str] = {}
     metadata = None
-    if PTG in by_name:
-        yield from ptg_findings(_member_view(buf, by_name[PTG]))
-    if SAFETENSORS in by_name:
+    if PTG in readable:
+        yield from ptg_findings(_member_view(buf, readable[PTG]))
+    if SAFETENSORS in readable:
         try:
-            tensors, data_start, found = read_header(_member_view(buf, by_name[SAFETENSORS]))
+            tensors, data_start, found = read_header(_member_view(buf, readable[SAFETENSORS]))
             yield from found
         except PtnError as err:
-            yield err.with_member(SAFETENSORS).to_finding()
-    if ALIASES in by_name:
+            unreadable[SAFETENSORS] = err.with_member(SAFETENSORS).to_finding()
+            yield unreadable[SAFETENSORS]
+    if ALIASES in readable:
+        # Owners can be checked only against a header that was read.
+        keys = None if SAFETENSORS in unreadable else set(tensors)
         try:
-            aliases, found = read_aliases(_member_view(buf, by_name[ALIASES]), set(tensors))
+            aliases, found = read_aliases(_member_view(buf, readable[ALIASES]), keys)
             yield from found
         except PtnError as err:
-            yield err.with_member(ALIASES).to_finding()
-    if METADATA in by_name:
+            unreadable[ALIASES] = err.with_member(ALIASES).to_finding()
+            yield unreadable[ALIASES]
+    if METADATA in readable:
         try:
-            metadata = Metadata.parse(_member_view(buf, by_name[METADATA]))
+            metadata = Metadata.parse(_member_view(buf, readable[METADATA]))
         except PtnError as err:
-            yield err.with_member(METADATA).to_finding()
+            unreadable[METADATA] = err.with_member(METADATA).to_finding()
+            yield unreadable[METADATA]
     if deep:
         yield from _crc_findings(buf, members)
         if tensors:
             yield from bool_findings(_member_view(buf, by_name[SAFETENSORS]), data_start, tensors)
-    return Parsed(by_name, tensors, data_start, aliases, metadata)
+    return Parsed(by_name, tensors, data_start, aliases, metadata, unreadable)
 
 
 def _crc_findings(buf: memoryview, members: list[Member]) -> Iterator[Finding]:
