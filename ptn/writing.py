@@ -20,8 +20,8 @@ import numpy as np
 
 from ptn.aliases import dumps_aliases
 from ptn.atomic import EditSource, edit_lock, replace_file
-from ptn.dedup import fold_duplicates
 from ptn.buffers import close_mapping, map_fd
+from ptn.dedup import fold_duplicates
 from ptn.errors import Finding, InvalidPackageError, PtnError, first_error
 from ptn.members import ALIASES, KNOWN, METADATA, PTG, SAFETENSORS, ptg_findings
 from ptn.metadata import Metadata, model_values
@@ -317,7 +317,11 @@ def _refuse_unless_metadata_only(pkg: Package) -> None:
             others,
             f"{first.message} (an edit rewrites metadata.json only, so the package's other "
             f"errors, {len(others)} in all, must be fixed first"
-            + ("; `ptn repack` fixes compressed or unaligned members" if _repackable(others) else "")
+            + (
+                "; `ptn repack` fixes compressed or unaligned members"
+                if _repackable(others)
+                else ""
+            )
             + "; nothing was written)",
         )
 
@@ -352,9 +356,7 @@ def _repackable(findings: Iterable[Finding]) -> bool:
     return any(f.rule in REPACKABLE for f in findings)
 
 
-def repack(
-    src: str | os.PathLike[str], dst: str | os.PathLike[str] | None = None
-) -> list[Finding]:
+def repack(src: str | os.PathLike[str], dst: str | os.PathLike[str] | None = None) -> list[Finding]:
     """Rewrite a package into the canonical form ``ptn.save`` writes; returns what it fixed.
 
     Canonical: every member STORED, data 64-aligned, members in spec order,

@@ -57,7 +57,7 @@ def inflate(buf: Buffer, member: Member, *, chunk_size: int = INFLATE_CHUNK) -> 
                     room = min(step, declared - produced + 1)
                     try:
                         out = inflater.decompress(pending, room)
-                    except isal_zlib.error as exc:
+                    except isal_zlib.error as exc:  # type: ignore[misc]
                         raise _bad(member, f"its deflate stream is corrupt ({exc})") from None
                     produced += len(out)
                     if produced > declared:

@@ -31,10 +31,10 @@ from ptn.buffers import byte_view
 from ptn.errors import Finding, PtnError
 from ptn.zip.central import CentralEntry, read_directory
 from ptn.zip.ends import locate_directory
+from ptn.zip.inflate import inflate
 from ptn.zip.layout import check_layout
 from ptn.zip.local import Headers, Placed, check_local_header
 from ptn.zip.sink import Sink
-from ptn.zip.inflate import inflate
 from ptn.zip.structs import (
     ALIGNMENT,
     FLAG_PATCHED,
@@ -156,8 +156,8 @@ def check_crc(buf: Buffer, member: Member, *, chunk_size: int = CRC_CHUNK) -> Fi
             return None
         try:
             crc = 0
-            for piece in inflate(buf, member):
-                crc = isal_zlib.crc32(piece, crc)
+            for content in inflate(buf, member):
+                crc = isal_zlib.crc32(content, crc)
         except PtnError as err:
             return err.to_finding()
         return _crc_finding(member, crc)
