@@ -21,10 +21,10 @@ from ptn.aliases import resolve
 from ptn.buffers import close_mapping, map_fd, map_file, open_regular
 from ptn.errors import Finding, PtnError, Report, first_error
 from ptn.json_strict import parse_json
-from ptn.members import ALIASES, METADATA, PTG, SAFETENSORS
+from ptn.members import METADATA, PTG, SAFETENSORS
 from ptn.metadata import Metadata
 from ptn.tensors import TensorInfo, tensor_view
-from ptn.validation import Parsed, check_package
+from ptn.validation import Parsed, broken_keys, check_package
 from ptn.zip import Member, read_members
 
 
@@ -114,8 +114,10 @@ class Package:
         """Members present whose content could not be read, each with the finding why."""
         if error is not None and not parsed.members:  # no directory: nothing is readable
             self.unreadable.setdefault(PTG, error.finding)
-        self.unreadable_keys: dict[str, Finding] = _broken_keys(findings)
-        """Constant keys whose entry (or alias entry) breaks a rule, each with the finding."""
+        broken = broken_keys(findings)
+        broken.update({a: broken[o] for a, o in self.aliases.items() if o in broken})
+        self.unreadable_keys: dict[str, Finding] = broken
+        """Keys whose entry, alias entry or owner breaks a rule, each with the finding."""
         if PTG in self.members and PTG not in self.unreadable:
             self._program = self._member_bytes(self._buf, PTG)
         if SAFETENSORS not in self.unreadable:
@@ -336,25 +338,6 @@ def load(path: str | os.PathLike[str], *, strict: bool = True) -> Package:
     ``PtnIOError`` either way.
     """
     return Package(path, strict=strict)
-
-
-# Findings that break one constant's entry; a gap before a tensor leaves the tensor readable.
-_NOT_KEY_BREAKING = frozenset(("st-offsets-gap",))
-
-
-def _broken_keys(findings: list[Finding]) -> dict[str, Finding]:
-    """Constant keys named by an error of program.safetensors or aliases.json (the first one)."""
-    broken: dict[str, Finding] = {}
-    for f in findings:
-        if (
-            f.severity == "error"
-            and f.member in (SAFETENSORS, ALIASES)
-            and f.pointer
-            and f.rule not in _NOT_KEY_BREAKING
-        ):
-            token = f.pointer[1:].split("/", 1)[0]
-            broken.setdefault(token.replace("~1", "/").replace("~0", "~"), f)
-    return broken
 
 
 def _error_of(finding: Finding) -> PtnError:

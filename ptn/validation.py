@@ -13,7 +13,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -88,6 +88,7 @@ def _stages(buf: memoryview, deep: bool) -> Generator[Finding, None, Parsed]:
     }
     readable = {name: m for name, m in by_name.items() if name not in unreadable}
     tensors: dict[str, TensorInfo] = {}
+    header_found: list[Finding] = []
     data_start = 0
     aliases: dict[str, str] = {}
     metadata = None
@@ -95,14 +96,17 @@ def _stages(buf: memoryview, deep: bool) -> Generator[Finding, None, Parsed]:
         yield from ptg_findings(_member_view(buf, readable[PTG]))
     if SAFETENSORS in readable:
         try:
-            tensors, data_start, found = read_header(_member_view(buf, readable[SAFETENSORS]))
-            yield from found
+            tensors, data_start, header_found = read_header(
+                _member_view(buf, readable[SAFETENSORS])
+            )
+            yield from header_found
         except PtnError as err:
             unreadable[SAFETENSORS] = err.with_member(SAFETENSORS).to_finding()
             yield unreadable[SAFETENSORS]
     if ALIASES in readable:
-        # Owners can be checked only against a header that was read.
-        keys = None if SAFETENSORS in unreadable else set(tensors)
+        # Owners can be checked only against a header that was read; an owner whose
+        # entry is broken is still a key of it (its own finding says what is wrong).
+        keys = None if SAFETENSORS in unreadable else set(tensors) | set(broken_keys(header_found))
         try:
             aliases, found = read_aliases(_member_view(buf, readable[ALIASES]), keys)
             yield from found
@@ -120,6 +124,29 @@ def _stages(buf: memoryview, deep: bool) -> Generator[Finding, None, Parsed]:
         if tensors:
             yield from bool_findings(_member_view(buf, by_name[SAFETENSORS]), data_start, tensors)
     return Parsed(by_name, tensors, data_start, aliases, metadata, unreadable)
+
+
+# A gap before a tensor leaves the tensor itself readable.
+_NOT_KEY_BREAKING = frozenset(("st-offsets-gap",))
+
+
+def broken_keys(findings: Iterable[Finding]) -> dict[str, Finding]:
+    """Constant keys that an error of program.safetensors or aliases.json names (first one).
+
+    The key is the first token of the finding's pointer. Keys past the findings
+    budget are not named: a reader then sees them as absent, never as sound.
+    """
+    broken: dict[str, Finding] = {}
+    for f in findings:
+        if (
+            f.severity == "error"
+            and f.member in (SAFETENSORS, ALIASES)
+            and f.pointer
+            and f.rule not in _NOT_KEY_BREAKING
+        ):
+            token = f.pointer[1:].split("/", 1)[0]
+            broken.setdefault(token.replace("~1", "/").replace("~0", "~"), f)
+    return broken
 
 
 def _crc_findings(buf: memoryview, members: list[Member]) -> Iterator[Finding]:
