@@ -421,3 +421,32 @@ def test_a_refused_edit_of_a_valid_package_says_why(tmp_path: Path) -> None:
     assert caught.value.rule == "llm-value-out-of-range"
     assert path.read_bytes() == TINY.read_bytes()
     assert os.listdir(tmp_path) == ["p.ptn"]
+
+
+# -- the README tour -----------------------------------------------------------------------
+
+README = (REPO / "README.md").read_text()
+
+
+def test_readme_inspect_and_metadata_repair_are_real(tmp_path: Path) -> None:
+    shown = ptn_cli("inspect", "invalid-examples/bad-token-id.ptn", cwd=REPO).stdout
+    block = README.split("$ ptn inspect invalid-examples/bad-token-id.ptn\n...\n", 1)[1]
+    lines = block.split("$ ptn metadata set bad.ptn", 1)[0].splitlines()
+    printed = [line.rstrip() for line in shown.splitlines()]
+    assert len(lines) > 4 and all(line in printed for line in lines)
+    shutil.copy(BAD, tmp_path / "bad.ptn")
+    repair = ptn_cli("metadata", "set", "bad.ptn", "get_vocab_size=128", cwd=tmp_path)
+    assert f"$ ptn metadata set bad.ptn get_vocab_size=128\n{repair.stderr}" in README
+    assert ptn.validate(tmp_path / "bad.ptn").valid
+
+
+@pytest.mark.skipif(shutil.which("zip") is None, reason="needs the zip command")
+def test_readme_repack_is_real(tmp_path: Path) -> None:
+    with zipfile.ZipFile(TINY) as z:
+        z.extractall(tmp_path)
+    line = next(x for x in README.splitlines() if x.startswith("$ unzip -q examples/tiny-llm"))
+    zip_args = line.split("&& ", 1)[1].split()
+    subprocess.run(zip_args, cwd=tmp_path, check=True)
+    proc = ptn_cli("repack", "zipped.ptn", "-o", "model.ptn", cwd=tmp_path)
+    assert f"$ ptn repack zipped.ptn -o model.ptn\n{proc.stderr}" in README
+    assert (tmp_path / "model.ptn").read_bytes() == TINY.read_bytes()
