@@ -284,9 +284,7 @@ def edit_metadata(
     be a mapping, a ``Metadata`` or a ``ptn.PtnMetadata``.
     """
     with edit_lock(path) as source, Package(source.path, strict=False, _fd=source.fd) as pkg:
-        _refuse_unless_metadata_only(pkg)
-        old = pkg.raw_metadata() or {}
-        meta = _metadata_to_write(change(old))
+        meta = _metadata_to_write(change(metadata_to_edit(pkg)))
         members: list[MemberSource] = []
         for name in (PTG, SAFETENSORS, ALIASES):
             m = pkg.members.get(name)
@@ -304,8 +302,17 @@ def edit_metadata(
     return meta
 
 
+def metadata_to_edit(pkg: Package) -> dict[str, Any]:
+    """The metadata an edit starts from (as parsed, even if it breaks rules; {} if none).
+
+    An edit replaces metadata.json only, so any error elsewhere stops it here,
+    before it starts (``InvalidPackageError`` listing those errors).
+    """
+    _refuse_unless_metadata_only(pkg)
+    return pkg.raw_metadata() or {}
+
+
 def _refuse_unless_metadata_only(pkg: Package) -> None:
-    """An edit repairs metadata.json only: any other error stops it before it starts."""
     others = [
         f
         for f in pkg.findings

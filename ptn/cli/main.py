@@ -319,8 +319,10 @@ def metadata_import_hf(
     if not dry_run:
         _rewrite(path, output, lambda values: {**values, **derived})
         return
-    current = _open_or_exit(path, lambda pkg: pkg.metadata)
-    merged = {**(current.to_dict() if current is not None else {}), **derived}
+    from ptn.writing import metadata_to_edit
+
+    current = _open_or_exit(path, metadata_to_edit, strict=False)
+    merged = {**current, **derived}
     merged = _checked(path, lambda: Metadata(merged).to_dict())
     click.echo(json.dumps(merged, indent=2, sort_keys=True, ensure_ascii=True))
 
