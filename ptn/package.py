@@ -24,7 +24,7 @@ from ptn.json_strict import parse_json
 from ptn.members import METADATA, PTG, SAFETENSORS
 from ptn.metadata import Metadata
 from ptn.tensors import TensorInfo, tensor_view
-from ptn.validation import Parsed, broken_keys, check_package
+from ptn.validation import broken_keys, check_package
 from ptn.zip import Member, read_members
 
 
@@ -93,15 +93,8 @@ class Package:
             raise
 
     def _open(self) -> None:
-        mm, self._buf = map_fd(self._fd, self.path)
-        if mm is None:
-            empty = PtnError("zip-not-a-zip", "the file is empty; a package is a zip archive")
-            if self.strict:
-                raise empty
-            findings, parsed = [empty.to_finding()], Parsed()
-        else:
-            self._mmap = mm
-            findings, parsed = check_package(self._buf)
+        self._mmap, self._buf = map_fd(self._fd, self.path)  # an empty file: no mapping
+        findings, parsed = check_package(self._buf)
         error = first_error(findings)
         if error is not None and self.strict:
             raise error

@@ -7,7 +7,7 @@ from typing import Any
 
 from ptn.cli.report import count, safe
 from ptn.errors import PtnError
-from ptn.members import METADATA, PTG, SAFETENSORS
+from ptn.members import METADATA, PTG
 from ptn.package import Package
 
 
@@ -42,8 +42,7 @@ def describe(pkg: Package) -> dict[str, Any]:
         # metadata.json that parsed is shown as parsed; its findings say what is wrong
         if name != METADATA or meta is None
     ] + [
-        {"part": f"{SAFETENSORS if key not in pkg.aliases else 'aliases.json'} {key}",
-         "key": key, **finding.to_json()}
+        {"part": f"constant {key}", "key": key, **finding.to_json()}
         for key, finding in sorted(pkg.unreadable_keys.items())
     ]  # fmt: skip
     tensors: list[dict[str, Any]] = []

@@ -1,4 +1,4 @@
-"""Deflated members, inflated in bounded pieces: for the deep check and for ``ptn repack``.
+"""Deflated members, inflated in bounded pieces, for ``ptn repack``.
 
 A ``.ptn`` member is STORED, but hand-zipped packages (``zip -r``, ``ZIP_DEFLATED``)
 are common, and repairing one means reading its content. The compressed bytes
@@ -8,7 +8,7 @@ more (or less) than the directory declares. So output is produced at most
 a stream that would go past it, ends early, is corrupt, or leaves compressed
 bytes unused is ``zip-bad-compressed-data``. Memory stays one piece whatever
 the stream claims; time grows with the declared size, which the caller sees
-before it starts.
+before it starts. Validation never inflates (see ``check_crc``).
 """
 
 from __future__ import annotations
