@@ -224,11 +224,11 @@ def _write_members(fd: int, members: list[MemberSource]) -> None:
                 zw.add(name, source, size)
 
 
-def check_written(fd: int, path: str | os.PathLike[str]) -> None:
-    """Validate (fast mode) the file just written to ``fd``; InvalidPackageError if invalid."""
+def check_written(fd: int, path: str | os.PathLike[str], *, deep: bool = False) -> None:
+    """Validate the file just written to ``fd``; InvalidPackageError if invalid."""
     mm, view = map_fd(fd, os.fspath(path))
     try:
-        findings, _ = check_package(view)
+        findings, _ = check_package(view, deep=deep)
     finally:
         if mm is not None:
             close_mapping(view, mm)
@@ -372,7 +372,7 @@ def repack(src: str | os.PathLike[str], dst: str | os.PathLike[str] | None = Non
     lie or a zip bomb is ``zip-bad-compressed-data``); each member's content
     must match its directory CRC-32 (``zip-crc-mismatch``), so a corrupt member
     is never laundered into a valid one. Every byte of content is kept as it is.
-    The result is validated before it replaces anything: a package that would
+    The result is validated (deep) before it replaces anything: a package that would
     still be invalid (bad content, unknown members) raises
     ``InvalidPackageError`` listing the errors, and nothing is written.
 
@@ -411,7 +411,8 @@ def repack(src: str | os.PathLike[str], dst: str | os.PathLike[str] | None = Non
                                 "would hide that; nothing was written",
                                 member=name,
                             )
-                check_written(fd, out)
+                # Deep: content the source hid (compressed) is checked for the first time.
+                check_written(fd, out, deep=True)
 
             with _write_failed(out, "repacking"):
                 replace_file(out, write, before_rename=source.check_unchanged)
