@@ -16,16 +16,18 @@ from itertools import chain
 from typing import Any
 
 import numpy as np
+from isal import isal_zlib
 
 from ptn.aliases import resolve
 from ptn.buffers import close_mapping, map_fd, map_file, open_regular
 from ptn.errors import Finding, PtnError, Report, first_error
-from ptn.json_strict import parse_json
+from ptn.json_strict import MAX_JSON_BYTES, parse_json
 from ptn.members import METADATA, PTG, SAFETENSORS
 from ptn.metadata import Metadata
 from ptn.tensors import TensorInfo, tensor_view
 from ptn.validation import broken_keys, check_package
 from ptn.zip import Member, read_members
+from ptn.zip.inflate import inflate
 
 
 @dataclass(frozen=True)
@@ -158,6 +160,8 @@ class Package:
 
         For forensics and repair: PtnError only when the member cannot be read
         or is not a JSON object (``json-*``, ``metadata-not-object``, a zip fault).
+        A deflated metadata.json (a hand-zipped package) is inflated, never past
+        its declared size nor the JSON size limit, and checked against its CRC-32.
         """
         if self._parsed.metadata is not None:
             return self._parsed.metadata.to_dict()
@@ -165,14 +169,32 @@ class Package:
         if member is None:
             return None
         finding = self.unreadable.get(METADATA)
-        if finding is not None and not finding.rule.startswith(("metadata-", "llm-")):
+        if finding is None or finding.rule.startswith(("metadata-", "llm-")):
+            data: bytes | memoryview = self._member_bytes(self._buf, METADATA)
+        elif finding.rule == "zip-member-compressed":
+            data = self._inflated(member, finding)
+        else:
             raise _error_of(finding)
-        value = parse_json(self._member_bytes(self._buf, METADATA), member=METADATA)
+        value = parse_json(data, member=METADATA)
         if type(value) is not dict:
             raise PtnError(
                 "metadata-not-object", "metadata.json is not a JSON object", member=METADATA
             )
         return value
+
+    def _inflated(self, member: Member, fault: Finding) -> bytes:
+        """A deflated JSON member's content: bounded by the JSON size limit, CRC-checked."""
+        if member.content_size > MAX_JSON_BYTES:
+            raise _error_of(fault)
+        data = b"".join(inflate(self._buf, member))
+        if isal_zlib.crc32(data) != member.crc32:
+            raise PtnError(
+                "zip-crc-mismatch",
+                f"the inflated content of '{member.name}' does not match its CRC-32 "
+                f"{member.crc32:08x}: it was altered or corrupted",
+                member=member.name,
+            )
+        return data
 
     def _member_bytes(self, buf: memoryview, name: str) -> memoryview:
         m = self._parsed.members.get(name)

@@ -358,8 +358,10 @@ def test_inspect_marks_what_it_cannot_read(tmp_path: Path) -> None:
     assert info["program"] is None and info["tensors"] == []
     assert {(u["part"], u["rule"]) for u in info["unreadable"]} == {
         (name, "zip-member-compressed")
-        for name in ("program.ptg", "program.safetensors", "aliases.json", "metadata.json")
+        for name in ("program.ptg", "program.safetensors", "aliases.json")
     }
+    # metadata.json is small JSON: inflated (bounded, CRC-checked) and shown
+    assert {m["name"]: m["value"] for m in info["metadata"]}["general.name"] == "tiny-llm"
     assert all(m["method"] == 8 for m in info["members"])
     text = ptn_cli("inspect", str(zipped))
     assert text.returncode == 1 and "unreadable program.ptg: zip-member-compressed" in text.stdout
@@ -372,6 +374,28 @@ def test_metadata_get_works_on_an_invalid_package() -> None:
     proc = ptn_cli("metadata", "get", str(BAD), "get_eos_ids")
     assert proc.returncode == 0 and json.loads(proc.stdout) == [2, 99]
     assert "is invalid (1 error)" in proc.stderr
+
+
+def test_metadata_get_reads_a_deflated_metadata_json(tmp_path: Path) -> None:
+    zipped = tmp_path / "zipped.ptn"
+    rezip(TINY, zipped)
+    proc = ptn_cli("metadata", "get", str(zipped), "general.name")
+    assert proc.returncode == 0 and proc.stdout == '"tiny-llm"\n'
+    document = b'{"a": 1}'
+    for declared, rule in ((len(document) + 1, "zip-bad-compressed-data"),
+                           ((64 << 20) + 1, "zip-member-compressed")):  # fmt: skip
+        path = tmp_path / "lie.ptn"
+        path.write_bytes(declare_size(deflated_one("metadata.json", document), declared))
+        with ptn.load(path, strict=False) as pkg, pytest.raises(PtnError) as caught:
+            pkg.raw_metadata()
+        assert caught.value.rule == rule
+    corrupt = bytearray(deflated_one("metadata.json", document))
+    corrupt[14] ^= 1  # the CRC-32 in the local header...
+    corrupt[corrupt.index(b"PK\x01\x02") + 16] ^= 1  # ...and in the central entry
+    path.write_bytes(bytes(corrupt))
+    with ptn.load(path, strict=False) as pkg, pytest.raises(PtnError) as mismatch:
+        pkg.raw_metadata()
+    assert mismatch.value.rule == "zip-crc-mismatch"
 
 
 def test_metadata_get_refuses_what_does_not_parse(tmp_path: Path) -> None:

@@ -36,10 +36,11 @@ def inflate(buf: Buffer, member: Member, *, chunk_size: int = INFLATE_CHUNK) -> 
     breaks its declared size or is corrupt; the CRC-32 is the caller's check.
     """
     if member.method != METHOD_DEFLATE:
+        how = f"method {member.method}" if member.method else "flag bit 5 (patched data)"
         raise PtnError(
             "zip-member-compressed",
-            f"member '{member.name}' uses compression method {member.method}; ptn can "
-            "read only STORED and deflated members",
+            f"member '{member.name}' is compressed with {how}; ptn can decompress "
+            "only deflate (method 8)",
             member=member.name,
         )
     declared = member.content_size

@@ -127,7 +127,7 @@ def _members(placed: list[Placed], sink: Sink) -> list[Member]:
                 e.csize,
                 e.crc32,
                 e.method,
-                None if e.usize == e.csize and e.method == METHOD_STORED else e.usize,
+                None if e.method == METHOD_STORED else e.usize,
                 _fault(e),
             )
         )
