@@ -133,8 +133,9 @@ _NOT_KEY_BREAKING = frozenset(("st-offsets-gap",))
 def broken_keys(findings: Iterable[Finding]) -> dict[str, Finding]:
     """Constant keys that an error of program.safetensors or aliases.json names (first one).
 
-    The key is the first token of the finding's pointer. Keys past the findings
-    budget are not named: a reader then sees them as absent, never as sound.
+    The key is the first token of the finding's pointer. A key whose finding the
+    budget left out is not named; read_header leaves most broken entries out of
+    its tensors anyway, so such a key reads as absent (an overlapping one reads).
     """
     broken: dict[str, Finding] = {}
     for f in findings:
