@@ -202,10 +202,11 @@ class Package:
 
     def keys(self) -> list[str]:
         """Every readable constant key, owners and aliases, sorted."""
-        broken = self.unreadable_keys
+        broken, tensors = self.unreadable_keys, self._parsed.tensors
+        aliases = (a for a, owner in self.aliases.items() if owner in tensors)
         return sorted(
             k
-            for k in chain(self._parsed.tensors, self.aliases)
+            for k in chain(tensors, aliases)
             if k not in broken and resolve(self.aliases, k) not in broken
         )
 

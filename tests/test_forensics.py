@@ -108,6 +108,11 @@ def test_unreadable_safetensors_does_not_cascade_into_aliases(tmp_path: Path) ->
         hostile.package({"program.safetensors": b"\xff" * 16, "aliases.json": b'{"b":"a"}'})
     )
     assert rules(path) == ["st-header-too-large"]
+    with ptn.load(path, strict=False) as pkg:
+        assert pkg.keys() == [] and set(pkg.unreadable) == {"program.safetensors"}
+        with pytest.raises(PtnError) as caught:
+            pkg.constant("b")  # an alias of a header that could not be read
+        assert caught.value.rule == "st-header-too-large"
 
 
 def test_encrypted_or_compressed_bytes_are_never_parsed(tmp_path: Path) -> None:
