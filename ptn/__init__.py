@@ -15,6 +15,7 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "BrokenHardLinks": "ptn.atomic",
     "Finding": "ptn.errors",
+    "InvalidPackageError": "ptn.errors",
     "PtnError": "ptn.errors",
     "Report": "ptn.errors",
     "diff": "ptn.diffing",
@@ -27,6 +28,7 @@ _EXPORTS = {
     "rewrite_metadata": "ptn.writing",
     "load": "ptn.package",
     "read_metadata": "ptn.package",
+    "repack": "ptn.writing",
     "save": "ptn.writing",
     "validate": "ptn.validation",
 }
@@ -38,6 +40,7 @@ __all__ = [
     "SPEC_VERSION",
     "BrokenHardLinks",
     "Finding",
+    "InvalidPackageError",
     "Metadata",
     "Package",
     "PtnError",
@@ -48,6 +51,7 @@ __all__ = [
     "load",
     "parse_json",
     "read_metadata",
+    "repack",
     "rewrite_metadata",
     "save",
     "validate",
@@ -56,12 +60,12 @@ __all__ = [
 if TYPE_CHECKING:
     from ptn.atomic import BrokenHardLinks
     from ptn.diffing import diff
-    from ptn.errors import Finding, PtnError, Report
+    from ptn.errors import Finding, InvalidPackageError, PtnError, Report
     from ptn.json_strict import parse_json
     from ptn.metadata import Metadata
     from ptn.package import Package, load, read_metadata
     from ptn.validation import validate
-    from ptn.writing import edit_metadata, rewrite_metadata, save
+    from ptn.writing import edit_metadata, repack, rewrite_metadata, save
     from ptn_generated.metadata_model import PtnMetadata
 
 

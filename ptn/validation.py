@@ -13,7 +13,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -35,6 +35,8 @@ class Parsed:
     data_start: int = 0
     aliases: dict[str, str] = field(default_factory=dict)
     metadata: Metadata | None = None
+    unreadable: dict[str, Finding] = field(default_factory=dict)
+    """Members present whose content could not be read, with the finding that says why."""
 
 
 def _member_view(buf: memoryview, member: Member) -> memoryview:
@@ -76,34 +78,76 @@ def _stages(buf: memoryview, deep: bool) -> Generator[Finding, None, Parsed]:
     yield from found
     yield from membership_findings([m.name for m in members])
     by_name = {m.name: m for m in members}
+    # A member whose bytes are not its content (compressed, encrypted) has one finding
+    # already; parsing those bytes would only add false ones.
+    unreadable = {
+        m.name: next((f for f in found if f.member == m.name and f.rule == m.fault), None)
+        or Finding(m.fault, "error", m.name, None, f"member '{m.name}' cannot be read")
+        for m in by_name.values()
+        if m.fault is not None
+    }
+    readable = {name: m for name, m in by_name.items() if name not in unreadable}
     tensors: dict[str, TensorInfo] = {}
+    header_found: list[Finding] = []
     data_start = 0
     aliases: dict[str, str] = {}
     metadata = None
-    if PTG in by_name:
-        yield from ptg_findings(_member_view(buf, by_name[PTG]))
-    if SAFETENSORS in by_name:
+    if PTG in readable:
+        yield from ptg_findings(_member_view(buf, readable[PTG]))
+    if SAFETENSORS in readable:
         try:
-            tensors, data_start, found = read_header(_member_view(buf, by_name[SAFETENSORS]))
+            tensors, data_start, header_found = read_header(
+                _member_view(buf, readable[SAFETENSORS])
+            )
+            yield from header_found
+        except PtnError as err:
+            unreadable[SAFETENSORS] = err.with_member(SAFETENSORS).to_finding()
+            yield unreadable[SAFETENSORS]
+    if ALIASES in readable:
+        # Owners can be checked only against a header that was read; an owner whose
+        # entry is broken is still a key of it (its own finding says what is wrong).
+        keys = None if SAFETENSORS in unreadable else set(tensors) | set(broken_keys(header_found))
+        try:
+            aliases, found = read_aliases(_member_view(buf, readable[ALIASES]), keys)
             yield from found
         except PtnError as err:
-            yield err.with_member(SAFETENSORS).to_finding()
-    if ALIASES in by_name:
+            unreadable[ALIASES] = err.with_member(ALIASES).to_finding()
+            yield unreadable[ALIASES]
+    if METADATA in readable:
         try:
-            aliases, found = read_aliases(_member_view(buf, by_name[ALIASES]), set(tensors))
-            yield from found
+            metadata = Metadata.parse(_member_view(buf, readable[METADATA]))
         except PtnError as err:
-            yield err.with_member(ALIASES).to_finding()
-    if METADATA in by_name:
-        try:
-            metadata = Metadata.parse(_member_view(buf, by_name[METADATA]))
-        except PtnError as err:
-            yield err.with_member(METADATA).to_finding()
+            unreadable[METADATA] = err.with_member(METADATA).to_finding()
+            yield unreadable[METADATA]
     if deep:
         yield from _crc_findings(buf, members)
         if tensors:
             yield from bool_findings(_member_view(buf, by_name[SAFETENSORS]), data_start, tensors)
-    return Parsed(by_name, tensors, data_start, aliases, metadata)
+    return Parsed(by_name, tensors, data_start, aliases, metadata, unreadable)
+
+
+# A gap before a tensor leaves the tensor itself readable.
+_NOT_KEY_BREAKING = frozenset(("st-offsets-gap",))
+
+
+def broken_keys(findings: Iterable[Finding]) -> dict[str, Finding]:
+    """Constant keys that an error of program.safetensors or aliases.json names (first one).
+
+    The key is the first token of the finding's pointer. A key whose finding the
+    budget left out is not named; read_header leaves most broken entries out of
+    its tensors anyway, so such a key reads as absent (an overlapping one reads).
+    """
+    broken: dict[str, Finding] = {}
+    for f in findings:
+        if (
+            f.severity == "error"
+            and f.member in (SAFETENSORS, ALIASES)
+            and f.pointer
+            and f.rule not in _NOT_KEY_BREAKING
+        ):
+            token = f.pointer[1:].split("/", 1)[0]
+            broken.setdefault(token.replace("~1", "/").replace("~0", "~"), f)
+    return broken
 
 
 def _crc_findings(buf: memoryview, members: list[Member]) -> Iterator[Finding]:

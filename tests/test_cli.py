@@ -451,4 +451,4 @@ def test_unaligned_member_hint_names_what_aligns() -> None:
         zf.writestr("program.ptg", PROGRAM)
     (finding,) = read_members(buf.getvalue())[1]
     assert finding.rule == "zip-unaligned-member"
-    assert "ptn.save" in finding.message and "with ptn to" not in finding.message
+    assert "`ptn repack`" in finding.message and "with ptn to" not in finding.message

@@ -34,6 +34,7 @@ def cli() -> None:
       ptn inspect model.ptn           members, tensors and metadata
       ptn diff old.ptn new.ptn        what changed between two packages
       ptn metadata set model.ptn get_max_context_len=8192
+      ptn repack zipped.ptn -o model.ptn   stored, aligned, canonical
     """
 
 
@@ -124,25 +125,30 @@ def _stderr_console():  # type: ignore[no-untyped-def]
 @click.argument("path", type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def inspect(path: str, as_json: bool) -> None:
-    """Show a package's members, program, tensors and metadata."""
+    """Show a package's members, program, tensors and metadata.
+
+    An invalid package is shown too: everything that can be read, what cannot
+    (and why), and every finding. Exit status: 0 valid, 1 invalid, 2 I/O problem.
+    """
     from ptn.cli.inspect_view import describe, render
 
-    info = _open_or_exit(path, describe)
+    info = _open_or_exit(path, describe, strict=False)
     if as_json:
         click.echo(json.dumps(info, indent=2, ensure_ascii=True))
     else:
         render(info)
+    sys.exit(0 if info["valid"] else 1)
 
 
-def _open_or_exit(path: str, action):  # type: ignore[no-untyped-def]
+def _open_or_exit(path: str, action, *, strict: bool = True):  # type: ignore[no-untyped-def]
     """Run ``action(package)``; PtnError -> message and exit 1 (2 for I/O)."""
     from ptn.package import load
 
-    return _checked(path, lambda: _with_package(load, path, action))
+    return _checked(path, lambda: _with_package(load, path, action, strict))
 
 
-def _with_package(load, path: str, action):  # type: ignore[no-untyped-def]
-    with load(path) as pkg:
+def _with_package(load, path: str, action, strict: bool):  # type: ignore[no-untyped-def]
+    with load(path, strict=strict) as pkg:
         return action(pkg)
 
 
@@ -228,11 +234,22 @@ def metadata_get(path: str, name: str | None, raw: bool, _json: bool) -> None:
     """Print all metadata as a JSON object, or the value of NAME as a JSON literal.
 
     The literal is what `ptn metadata set` accepts: 8192, true, "tiny", [512,0].
+    It works whenever metadata.json parses, even in an invalid package (values that
+    break a rule are printed as they are, and a note says the package is invalid).
     """
-    from ptn.cli.report import safe
+    from ptn.cli.report import count, safe
 
-    meta = _open_or_exit(path, lambda pkg: pkg.metadata)
-    values = meta.to_dict() if meta is not None else {}
+    def read(pkg):  # type: ignore[no-untyped-def]
+        return pkg.raw_metadata(), len(pkg.report.errors)
+
+    values, errors = _open_or_exit(path, read, strict=False)
+    values = values or {}
+    if errors:
+        click.echo(
+            f"note: {safe(path)} is invalid ({count(errors, 'error')}); "
+            "`ptn inspect` or `ptn validate` lists them",
+            err=True,
+        )
     if name is None:
         click.echo(json.dumps(values, indent=2, sort_keys=True, ensure_ascii=True))
         return
@@ -372,21 +389,29 @@ def metadata_import_hf(
     if not dry_run:
         _rewrite(path, output, lambda values: {**values, **derived})
         return
-    current = _open_or_exit(path, lambda pkg: pkg.metadata)
-    merged = {**(current.to_dict() if current is not None else {}), **derived}
+    from ptn.writing import metadata_to_edit
+
+    current = _open_or_exit(path, metadata_to_edit, strict=False)
+    merged = {**current, **derived}
     merged = _checked(path, lambda: Metadata(merged).to_dict())
     click.echo(json.dumps(merged, indent=2, sort_keys=True, ensure_ascii=True))
 
 
 def _checked(path: str, work):  # type: ignore[no-untyped-def]
-    """Run ``work()``; a PtnError is printed like a validate finding, exit 1 (2 for I/O)."""
+    """Run ``work()``; a PtnError is printed like a validate finding, exit 1 (2 for I/O).
+
+    An ``InvalidPackageError`` (a refused edit or repack) also lists every error behind it.
+    """
     from ptn.cli.report import finding_line
-    from ptn.errors import PtnError
+    from ptn.errors import InvalidPackageError, PtnError
 
     try:
         return work()
     except PtnError as err:
         click.echo(finding_line(path, err.to_finding(), colour=False), err=True)
+        if isinstance(err, InvalidPackageError) and len(err.findings) > 1:
+            for finding in err.findings:
+                click.echo("  " + finding_line(path, finding, colour=False), err=True)
         sys.exit(2 if err.rule == "ptn-io-error" else 1)
 
 
@@ -417,6 +442,39 @@ def _mention_stale_temp_files(paths: Sequence[str]) -> None:
             "no process is using it, so it can be deleted",
             err=True,
         )
+
+
+@cli.command()
+@click.argument("path", type=click.Path(dir_okay=False), metavar="IN")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="Write the result here instead of in place.",
+)
+def repack(path: str, output: str | None) -> None:
+    """Rewrite a package in canonical form: stored, 64-aligned, members in spec order.
+
+    Inflates deflated members (never past their declared size), realigns packages from
+    other writers, keeps every byte of content, and validates the result before it
+    replaces anything: a package that would still be invalid is refused, unchanged.
+    Same content, same bytes. Exit status: 0 written, 1 refused, 2 I/O problem.
+    """
+    from collections import Counter
+
+    from ptn.atomic import BrokenHardLinks
+    from ptn.cli.report import safe
+    from ptn.writing import repack as repack_package
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", BrokenHardLinks)
+        fixed = _checked(path, lambda: repack_package(path, output))
+    for warning in caught:
+        click.echo(f"note: {safe(str(warning.message))}", err=True)
+    counts = Counter(f.rule for f in fixed)
+    what = ", ".join(f"{rule} x{n}" for rule, n in sorted(counts.items())) or "already canonical"
+    click.echo(f"wrote {safe(output or path)} (fixed: {what})", err=True)
+    _mention_stale_temp_files([path])
 
 
 @cli.command(

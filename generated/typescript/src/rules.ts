@@ -16,6 +16,7 @@ export const RULE_SEVERITY: Readonly<Record<string, Severity>> = {
   "zip-too-many-members": "error",
   "zip-unsupported-version": "error",
   "zip-member-compressed": "error",
+  "zip-bad-compressed-data": "error",
   "zip-member-encrypted": "error",
   "zip-duplicate-member": "error",
   "zip-bad-member-name": "error",
