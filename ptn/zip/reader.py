@@ -142,6 +142,11 @@ def check_crc(buf: Buffer, member: Member, *, chunk_size: int = CRC_CHUNK) -> Fi
             mv.release()
     finally:
         view.release()
+    return crc_mismatch(member, crc)
+
+
+def crc_mismatch(member: Member, crc: int) -> Finding | None:
+    """``zip-crc-mismatch`` if ``crc``, computed over ``member``'s data, is not the directory's."""
     if crc != member.crc32:
         return Finding(
             "zip-crc-mismatch",
