@@ -10,6 +10,7 @@ from __future__ import annotations
 import http.client
 import re
 import ssl
+import threading
 from collections.abc import Iterator
 from urllib.parse import urljoin, urlsplit
 
@@ -17,6 +18,18 @@ from ptn import __version__
 from ptn.sources import HTTP, STREAM_CHUNK, TAIL, TransferStats, check_inside, io_error
 
 MAX_REDIRECTS = 5
+_THREAD = threading.local()
+
+
+def _idle() -> dict[tuple[str, str], http.client.HTTPConnection]:
+    """This thread's kept-alive connections, one per server: many small packages from one
+    hub then cost a request each, not a connection (and a TLS handshake) each."""
+    if not hasattr(_THREAD, "idle"):
+        _THREAD.idle = {}
+    idle: dict[tuple[str, str], http.client.HTTPConnection] = _THREAD.idle
+    return idle
+
+
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)\s*$")
 _UNSATISFIED = re.compile(r"bytes \*/(\d+)\s*$")
 
@@ -45,6 +58,7 @@ class HttpSource:
         self._conn: http.client.HTTPConnection | None = None
         self._conn_key = ("", "")
         self._reused = False  # the connection has carried an answer: the server may close it
+        self._last: http.client.HTTPResponse | None = None
         self._url = url
         self.size = -1
         self.tail = self._first()
@@ -59,7 +73,13 @@ class HttpSource:
             and (parts.scheme, parts.netloc) == self._conn_key
         ):
             return self._conn
-        self.close()
+        self._drop()
+        key = (parts.scheme, parts.netloc)
+        idle = _idle().pop(key, None)
+        if idle is not None and idle.sock is not None:  # left by a package of this server
+            idle.sock.settimeout(self._read_timeout)
+            self._conn, self._conn_key, self._reused = idle, key, True
+            return idle
         try:
             port = parts.port
         except ValueError:
@@ -99,21 +119,35 @@ class HttpSource:
             try:
                 conn.request("GET", target, headers=headers)
                 self.stats.requests += 1
-                return conn.getresponse()
+                self._last = conn.getresponse()
+                return self._last
             except TimeoutError:
-                self.close()
+                self._drop()
                 raise io_error(self.name, "the server did not answer in time") from None
             except (OSError, http.client.HTTPException) as exc:
-                self.close()
+                self._drop()
                 if attempt == 0 and reused:
                     continue
                 raise io_error(self.name, f"request failed: {exc}") from None
         raise AssertionError("unreachable")
 
-    def close(self) -> None:
+    def _drop(self) -> None:
+        """Close the connection: broken, mid-answer, or about to change host."""
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+
+    def close(self) -> None:
+        """Keep a clean connection for the next package from the same server (this thread)."""
+        conn, self._conn = self._conn, None
+        clean = self._last is None or self._last.isclosed()
+        if conn is not None and conn.sock is not None and clean:
+            old = _idle().pop(self._conn_key, None)
+            if old is not None:
+                old.close()
+            _idle()[self._conn_key] = conn
+        elif conn is not None:
+            conn.close()
 
     # -- reading ---------------------------------------------------------------------
 
@@ -131,7 +165,7 @@ class HttpSource:
                         self.name,
                         f"redirected to {url!r}: only http and https are followed",
                     )
-                self.close()  # a redirect may change host; never reuse across it
+                self._drop()  # a redirect may change host; never reuse across it
                 continue
             if response.status == 416:
                 match = _UNSATISFIED.match(response.getheader("Content-Range") or "")
@@ -148,7 +182,7 @@ class HttpSource:
     def _discard(self, response: http.client.HTTPResponse) -> None:
         """Drop an answer without reading its body (a redirect's body can be anything)."""
         response.close()
-        self.close()
+        self._drop()
 
     def _checked(
         self, response: http.client.HTTPResponse, first: int | None, last: int
@@ -203,14 +237,14 @@ class HttpSource:
         try:
             body = response.read(length)
         except TimeoutError:
-            self.close()
+            self._drop()
             raise io_error(self.name, "the server stalled while sending the range") from None
         except (OSError, http.client.HTTPException) as exc:
-            self.close()
+            self._drop()
             raise io_error(self.name, f"the transfer broke off: {exc}") from None
         self.stats.bytes += len(body)
         if len(body) != length:
-            self.close()
+            self._drop()
             raise io_error(
                 self.name,
                 f"the server sent {len(body)} of the {length} bytes of a range: the "

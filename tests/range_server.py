@@ -32,6 +32,7 @@ class Store:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # else headers and body wait on delayed ACKs (40 ms)
     store: Store
 
     def log_message(self, format: str, *args: object) -> None:  # quiet

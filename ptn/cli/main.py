@@ -154,13 +154,13 @@ def inspect(path: str, as_json: bool) -> None:
 
 def _open_or_exit(path: str, action):  # type: ignore[no-untyped-def]
     """Run ``action(package)``; PtnError -> message and exit 1 (2 for I/O). Reads URLs too."""
+    from ptn.package import load
     from ptn.sources import is_url
 
     if is_url(path):
-        from ptn.remote import RemotePackage as load
-    else:
-        from ptn.package import load
+        from ptn.remote import RemotePackage
 
+        return _checked(path, lambda: _with_package(RemotePackage, path, action))
     return _checked(path, lambda: _with_package(load, path, action))
 
 
