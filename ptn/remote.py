@@ -23,14 +23,12 @@ import mmap
 import sys
 from collections.abc import Generator, Iterable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
 
 from isal import isal_zlib
 
 from ptn.buffers import close_mapping
-from ptn.errors import Finding, PtnError, PtnIOError, first_error, within_budget
+from ptn.errors import Finding, PtnError, PtnIOError, within_budget
 from ptn.members import ALIASES, METADATA, PTG, SAFETENSORS
-from ptn.package import Package
 from ptn.sources import ByteSource, TransferStats, open_source
 from ptn.st_header import MAX_HEADER_BYTES
 from ptn.validation import Parsed, _stages, crc_targets
@@ -52,9 +50,6 @@ from ptn.zip.structs import (
     U16,
     sig_at,
 )
-
-if TYPE_CHECKING:
-    from ptn.tensors import TensorInfo
 
 Range = tuple[int, int]
 """[begin, end) in file positions."""
@@ -342,7 +337,7 @@ class _BoolScan:
 # -- entry points ------------------------------------------------------------------
 
 
-def _remote_stages(buf: SparseBuffer, deep: bool) -> Generator[Finding, None, Parsed]:
+def remote_stages(buf: SparseBuffer, deep: bool) -> Generator[Finding, None, Parsed]:
     members = fetch_for_stages(buf)
     parsed = yield from _stages(buf.view, False)
     if deep and members:
@@ -364,83 +359,8 @@ def remote_findings(
     buf: SparseBuffer | None = None
     try:
         buf = SparseBuffer(source, fill=fill)
-        yield within_budget(_remote_stages(buf, deep))
+        yield within_budget(remote_stages(buf, deep))
     finally:
         if buf is not None:
             buf.close()
         source.close()
-
-
-class RemotePackage(Package):
-    """A remote package opened for reading (``ptn inspect URL``): fast-validated like ``load``.
-
-    Only what validation read was fetched; ``constant(key)`` fetches that tensor's
-    bytes when asked (writable constants are private copies).
-    """
-
-    def __init__(
-        self, url: str, *, timeout: tuple[float, float] | None = None
-    ) -> None:  # no descriptor: nothing of it is on disk
-        self.path = url
-        self._mmap = None
-        self._cow = None
-        self._fd = -1
-        self._source = open_source(url, timeout=timeout)
-        try:
-            self._sparse = SparseBuffer(self._source)
-            self._buf = self._sparse.view
-            findings: list[Finding] = []
-            parsed: list[Parsed] = []
-
-            def stages() -> Iterator[Finding]:
-                parsed.append((yield from _remote_stages(self._sparse, False)))
-
-            findings = list(within_budget(stages()))
-            error = first_error(findings)
-            if error is not None:
-                raise error
-            self._adopt(findings, parsed[0])
-        except BaseException:
-            self.close()
-            raise
-
-    @property
-    def stats(self) -> TransferStats:
-        return self._source.stats
-
-    def _adopt(self, findings: list[Finding], parsed: Parsed) -> None:
-        from ptn.package import Constants
-
-        self.warnings = [f for f in findings if f.severity == "warning"]
-        self._parsed = parsed
-        self.members = dict(parsed.members)
-        self.aliases = dict(parsed.aliases)
-        self.metadata = parsed.metadata
-        ptg = parsed.members[PTG]
-        self._sparse.need([(ptg.data_offset, ptg.data_offset + ptg.size)])
-        self.program = self._buf[ptg.data_offset : ptg.data_offset + ptg.size]
-        self._st = self._member_bytes(self._buf, SAFETENSORS)
-        self.constants = Constants(self)
-
-    def _fetch(self, info: TensorInfo) -> None:
-        start = self._parsed.members[SAFETENSORS].data_offset + self._parsed.data_start
-        self._sparse.need([(start + info.begin, start + info.end)])
-
-    def constant(self, key: str, *, writable: bool = False):  # type: ignore[no-untyped-def]
-        info = self.tensor_info(key)
-        self._fetch(info)
-        const = super().constant(key)
-        if writable:
-            from dataclasses import replace
-
-            return replace(const, array=const.array.copy())
-        return const
-
-    def close(self) -> None:
-        for view in (self.__dict__.get("program"), self.__dict__.get("_st")):
-            if isinstance(view, memoryview):
-                view.release()
-        if "_sparse" in self.__dict__:
-            self._sparse.close()
-        if "_source" in self.__dict__:
-            self._source.close()

@@ -23,7 +23,8 @@ from range_server import Store, serve
 import ptn
 from ptn import sources
 from ptn.cli.main import cli
-from ptn.remote import RemotePackage, remote_findings
+from ptn.remote import remote_findings
+from ptn.remote_package import RemotePackage
 from ptn.sources import TransferStats
 from ptn.testing import hostile
 from ptn.testing.fuzz import corpus, mutated

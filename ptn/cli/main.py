@@ -158,7 +158,7 @@ def _open_or_exit(path: str, action):  # type: ignore[no-untyped-def]
     from ptn.sources import is_url
 
     if is_url(path):
-        from ptn.remote import RemotePackage
+        from ptn.remote_package import RemotePackage
 
         return _checked(path, lambda: _with_package(RemotePackage, path, action))
     return _checked(path, lambda: _with_package(load, path, action))
