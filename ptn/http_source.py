@@ -59,6 +59,7 @@ class HttpSource:
         self._conn_key = ("", "")
         self._reused = False  # the connection has carried an answer: the server may close it
         self._last: http.client.HTTPResponse | None = None
+        self._etag = ""
         self._url = url
         self.size = -1
         self.tail = self._first()
@@ -113,6 +114,8 @@ class HttpSource:
             "Accept-Encoding": "identity",
             "User-Agent": f"ptn/{__version__}",
         }
+        if self._etag:  # every range from the version the first answer came from
+            headers["If-Match"] = self._etag
         for attempt in range(2):  # a kept-alive connection the server closed: one retry
             conn = self._connection(url)
             reused, self._reused = self._reused, True
@@ -176,6 +179,8 @@ class HttpSource:
                 raise io_error(self.name, "the server refused the range request (416)")
             self._url = url
             _, length = self._checked(response, None, TAIL)
+            etag = response.getheader("ETag") or ""
+            self._etag = "" if etag.startswith("W/") else etag  # If-Match needs a strong one
             return self._body(response, length)
         raise io_error(self.name, f"more than {MAX_REDIRECTS} redirects")
 
@@ -199,6 +204,9 @@ class HttpSource:
                 "file); ptn reads remote packages by range requests only and did not "
                 "download it",
             )
+        if response.status == 412:
+            self._discard(response)
+            raise io_error(self.name, "the file changed on the server while it was read")
         if response.status != 206:
             status, reason = response.status, response.reason
             self._discard(response)

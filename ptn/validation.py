@@ -130,8 +130,12 @@ def crc_targets(members: list[Member]) -> Iterator[Member]:
         yield member
 
 
-class _Timeout(Exception):
-    """The time limit of one ``validate`` call ran out."""
+class _Timeout(BaseException):
+    """The time limit of one ``validate`` call ran out.
+
+    A BaseException: code that catches Exception around a read (an fsspec plugin,
+    ptn.sources) must not turn the interruption into an I/O error.
+    """
 
 
 def _on_alarm(signum: int, frame: object) -> None:

@@ -5,7 +5,8 @@ segments misbehave: ``norange`` ignores Range (200, whole file), ``redirect`` se
 302 to ``/ok/NAME``, ``loop`` redirects to itself, ``ftp`` and ``file`` redirect to
 those schemes, ``stall`` never answers in time, ``truncate`` sends half of each range,
 ``lie-size`` reports a total twice the real one, ``shift`` sends the wrong bytes
-range, ``long`` declares a Content-Length past the range.
+range, ``long`` declares a Content-Length past the range, ``changed`` gives each
+answer a new ETag (the file replaced while it is read).
 """
 
 from __future__ import annotations
@@ -85,6 +86,11 @@ class _Handler(BaseHTTPRequestHandler):
         if begin > end or begin >= n:
             self._send(416, {"Content-Range": f"bytes */{n}", "Content-Length": "0"})
             return
+        # A strong validator; "changed" pretends the file is replaced between requests.
+        etag = f'"{self.store.requests}"' if variant == "changed" else f'"{len(data)}"'
+        if self.headers.get("If-Match", etag) != etag:
+            self._send(412, {"Content-Length": "0"})
+            return
         body = data[begin : end + 1]
         total, length = n, len(body)
         if variant == "lie-size":
@@ -94,7 +100,11 @@ class _Handler(BaseHTTPRequestHandler):
             body = data[begin : end + 1]
         elif variant == "long":
             length += 10
-        headers = {"Content-Range": f"bytes {begin}-{end}/{total}", "Content-Length": str(length)}
+        headers = {
+            "Content-Range": f"bytes {begin}-{end}/{total}",
+            "Content-Length": str(length),
+            "ETag": etag,
+        }
         if variant == "truncate":
             headers["Connection"] = "close"
             self.close_connection = True

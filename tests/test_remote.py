@@ -138,6 +138,7 @@ def test_deep_finds_a_flipped_tensor_byte_and_a_bad_bool(tmp_path: Path, base: s
         ("shift", "lies about the range or the size"),
         ("long", "Content-Length"),
         ("stall", "did not answer in time"),
+        ("changed", "changed on the server"),
     ],
 )
 def test_misbehaving_servers_are_io_errors(
