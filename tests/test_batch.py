@@ -8,6 +8,7 @@ a file record of the report schema.
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 from collections.abc import Iterator
@@ -99,3 +100,23 @@ def test_paths_and_urls_mix(urls: list[str], tmp_path: Path) -> None:
 def test_bad_arguments(options: dict[str, object], says: str) -> None:
     with pytest.raises(ValueError, match=says):
         validate_many([], io.StringIO(), **options)  # type: ignore[arg-type]
+
+
+def test_readme_dask_recipe_runs(
+    urls: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    distributed = pytest.importorskip("distributed")
+    # The block as written; its workers are threads here (spawning processes takes seconds).
+    threads = functools.partial(distributed.LocalCluster, processes=False, dashboard_address=None)
+    monkeypatch.setattr(distributed, "LocalCluster", threads)
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme.split("## Validate a hub", 1)[1]
+    (block,) = [b.split("```", 1)[0] for b in section.split("```python\n")[1:2]]
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "urls.txt").write_text("\n".join(urls[:20]) + "\n")
+    namespace: dict[str, object] = {}
+    exec(compile(block, "README.md", "exec"), namespace)
+    expected, counts = _report(urls[:20], deep=False)
+    assert (tmp_path / "report.jsonl").read_text() == expected
+    assert namespace["counts"] == counts
+    assert json.loads((tmp_path / "summary.json").read_text()) == counts
