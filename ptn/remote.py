@@ -1,4 +1,4 @@
-"""Validate and inspect a remote package by fetching only the bytes the checks read.
+"""Validate a remote package by fetching only the bytes the checks read.
 
 Every stage of the validator works on one buffer of the whole file. For a remote
 package that buffer is sparse: an anonymous private mapping the size of the
