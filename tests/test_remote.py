@@ -208,3 +208,35 @@ def test_remote_package_fetches_constants_on_demand(tmp_path: Path, base: str) -
         copy[0] = 1.0  # a private copy
         assert pkg.constants["w"][0] == local.constants["w"][0]
         assert zlib.crc32(bytes(pkg.program)) == zlib.crc32(bytes(local.program))
+
+
+def test_nothing_is_written_to_disk(
+    tmp_path: Path, base: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No file is opened for writing while a remote package is validated or inspected."""
+    import builtins
+    import os
+
+    _big(tmp_path, "nowrite.ptn")
+    writes: list[object] = []
+    real_open, real_os_open = builtins.open, os.open
+    flags = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND
+
+    def guarded_open(file: object, mode: str = "r", *args: object, **kw: object) -> object:
+        if set(mode) & set("wax+"):
+            writes.append(file)
+        return real_open(file, mode, *args, **kw)  # type: ignore[call-overload]
+
+    def guarded_os_open(path: object, flag: int, *args: object, **kw: object) -> int:
+        if flag & flags:
+            writes.append(path)
+        return real_os_open(path, flag, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(builtins, "open", guarded_open)
+    monkeypatch.setattr(os, "open", guarded_os_open)
+    url = f"{base}/ok/nowrite.ptn"
+    assert ptn.validate(url).valid and ptn.validate(url, fast=True).valid
+    with RemotePackage(url) as pkg:
+        pkg.constants["w"].sum()
+    monkeypatch.undo()
+    assert writes == []
