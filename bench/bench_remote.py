@@ -8,7 +8,7 @@ Every figure is measured in this run against a baseline from the same run:
    streams every member once for the CRC-32) against the same download.
 2. N small packages (default 1,000 URLs over the bundled valid and invalid test packages):
    files per second of ``ptn.batch.validate_many`` with the local loop, and on a Dask
-   LocalCluster with 1 and 2 worker processes (one thread each).
+   LocalCluster with 1 and 2 worker processes (one thread each); median of the runs.
 
 Usage: python bench/bench_remote.py [--size-gib 1] [--files 1000] [--quick]
 Needs ptn-tools[dask] for part 2. The server is one Python process: on a 2-CPU machine
@@ -119,7 +119,7 @@ def main() -> None:
             assert server.stdout is not None
             base = server.stdout.readline().strip()
             _big_package(base, big, args.runs)
-            _many(base, small, args.files)
+            _many(base, small, args.files, args.runs)
         finally:
             assert server.stdin is not None
             server.stdin.close()
@@ -153,13 +153,20 @@ def _big_package(base: str, big: Path, runs: int) -> None:
     print(f"| `ptn validate --fast` local file | 0 | 0 | {local_s * 1e3:.2f} ms | |")
 
 
-def _many(base: str, names: list[str], files: int) -> None:
+def _many(base: str, names: list[str], files: int, runs: int) -> None:
     urls = [f"{base}/ok/{names[i % len(names)]}?copy={i}" for i in range(files)]
-    rows = []
-    t = time.perf_counter()
     expected = io.StringIO()
     validate_many(urls, expected, deep=False)
-    rows.append(("local loop (1 process)", time.perf_counter() - t))
+
+    def timed(**options: object) -> float:
+        def run() -> None:
+            out = io.StringIO()
+            validate_many(urls, out, deep=False, **options)  # type: ignore[arg-type]
+            assert out.getvalue() == expected.getvalue()  # every engine, the same lines
+
+        return _timed(run, runs)[0]
+
+    rows = [("local loop (1 process)", timed())]
     try:
         import distributed
     except ImportError:
@@ -178,12 +185,9 @@ def _many(base: str, names: list[str], files: int) -> None:
                 distributed.Client(cluster) as client,
             ):
                 client.run(ptn.validate, urls[0], fast=True)  # imports are not the job
-                out = io.StringIO()
-                t = time.perf_counter()
-                validate_many(urls, out, engine="dask", deep=False, client=client)
-                rows.append((f"Dask, {workers} worker process(es)", time.perf_counter() - t))
-                assert out.getvalue() == expected.getvalue()
-    print(f"\n## {files} small remote packages, fast check (same JSON Lines from each engine)\n")
+                seconds = timed(engine="dask", client=client)
+                rows.append((f"Dask, {workers} worker process(es)", seconds))
+    print(f"\n## {files} small remote packages, fast check (median of {runs}; same lines)\n")
     print("| engine | time | files/s | vs local loop |")
     print("| --- | --- | --- | --- |")
     for name, seconds in rows:

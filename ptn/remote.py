@@ -54,8 +54,9 @@ from ptn.zip.structs import (
 Range = tuple[int, int]
 """[begin, end) in file positions."""
 
-MAX_REMOTE_SIZE = 1 << 46
-"""Largest size a remote package may claim (64 TiB): the sparse mapping is virtual memory."""
+MAX_REMOTE_SIZE = 1 << 42
+"""Largest size a remote package may claim (4 TiB): its sparse mapping takes address space,
+so a server claiming 2**60 bytes must not exhaust it for the other checks in the process."""
 GAP = 16 << 10
 """Ranges closer than this are fetched in one request: a request costs more than 16 KiB."""
 MIN_READ = 8 << 10

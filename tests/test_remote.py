@@ -240,3 +240,21 @@ def test_nothing_is_written_to_disk(
         pkg.constants["w"].sum()
     monkeypatch.undo()
     assert writes == []
+
+
+class _Claims:
+    """A source that claims a size (a server can, consistently) and holds nothing."""
+
+    name, tail = "claims://huge.ptn", b""
+
+    def __init__(self, size: int) -> None:
+        self.size, self.stats = size, TransferStats()
+
+
+def test_claimed_sizes_past_the_cap_are_io_errors() -> None:
+    from ptn.errors import PtnIOError
+    from ptn.remote import MAX_REMOTE_SIZE, SparseBuffer
+
+    with pytest.raises(PtnIOError, match="at most"):
+        SparseBuffer(_Claims(2**60))  # type: ignore[arg-type]
+    SparseBuffer(_Claims(MAX_REMOTE_SIZE)).close()  # type: ignore[arg-type]  # virtual only
