@@ -120,13 +120,11 @@ class FsspecSource:
                 "only http:// and https:// are read",
             ) from None
         try:
-            fs_class = fsspec.get_filesystem_class(protocol)
+            fsspec.get_filesystem_class(protocol)
         except (ImportError, ValueError) as exc:
             raise io_error(
                 url, f"{protocol}:// is not an installed fsspec protocol ({exc})"
             ) from None
-        if getattr(fs_class, "protocol", None) in (("http", "https"), "http", "https"):
-            raise io_error(url, "http(s) is read by ptn itself")
         try:
             self._fs: Any
             self._fs, self._path = fsspec.core.url_to_fs(url)

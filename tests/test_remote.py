@@ -144,7 +144,8 @@ def test_deep_finds_a_flipped_tensor_byte_and_a_bad_bool(tmp_path: Path, base: s
 def test_misbehaving_servers_are_io_errors(
     tmp_path: Path, base: str, monkeypatch: pytest.MonkeyPatch, variant: str, says: str
 ) -> None:
-    monkeypatch.setattr(sources, "READ_TIMEOUT", 0.3)
+    if variant == "stall":  # only there: a loaded machine can be slower than a short timeout
+        monkeypatch.setattr(sources, "READ_TIMEOUT", 0.5)
     _big(tmp_path, "served.ptn")  # several ranges: later answers are checked too
     stats = TransferStats()
     report = ptn.validate(f"{base}/{variant}/served.ptn", fast=True, stats=stats)
