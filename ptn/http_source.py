@@ -15,9 +15,19 @@ from collections.abc import Iterator
 from urllib.parse import urljoin, urlsplit
 
 from ptn import __version__
-from ptn.sources import HTTP, STREAM_CHUNK, TAIL, TransferStats, check_inside, io_error
+from ptn.sources import (
+    HTTP,
+    STREAM_CHUNK,
+    TAIL,
+    OutOfTime,
+    TransferStats,
+    check_deadline,
+    check_inside,
+    io_error,
+)
 
 MAX_REDIRECTS = 5
+_PART = 64 << 10  # body reads between two looks at the deadline
 _THREAD = threading.local()
 
 
@@ -50,8 +60,10 @@ class HttpSource:
         connect_timeout: float,
         read_timeout: float,
         stats: TransferStats | None = None,
+        deadline: float | None = None,
     ) -> None:
         self.name = url
+        self.deadline = deadline
         self.stats = stats if stats is not None else TransferStats()
         self._connect_timeout = connect_timeout
         self._read_timeout = read_timeout
@@ -116,6 +128,7 @@ class HttpSource:
         }
         if self._etag:  # every range from the version the first answer came from
             headers["If-Match"] = self._etag
+        check_deadline(self.deadline)
         for attempt in range(2):  # a kept-alive connection the server closed: one retry
             conn = self._connection(url)
             reused, self._reused = self._reused, True
@@ -242,15 +255,26 @@ class HttpSource:
 
     def _body(self, response: http.client.HTTPResponse, length: int) -> bytes:
         """The next ``length`` bytes of ``response``'s body: all of them, or ``ptn-io-error``."""
-        try:
-            body = response.read(length)
-        except TimeoutError:
-            self._drop()
-            raise io_error(self.name, "the server stalled while sending the range") from None
-        except (OSError, http.client.HTTPException) as exc:
-            self._drop()
-            raise io_error(self.name, f"the transfer broke off: {exc}") from None
-        self.stats.bytes += len(body)
+        parts, got = [], 0
+        while got < length:
+            try:
+                check_deadline(self.deadline)
+                part = response.read1(min(_PART, length - got))  # what has arrived
+            except TimeoutError:
+                self._drop()
+                raise io_error(self.name, "the server stalled while sending the range") from None
+            except (OSError, http.client.HTTPException) as exc:
+                self._drop()
+                raise io_error(self.name, f"the transfer broke off: {exc}") from None
+            except OutOfTime:
+                self._drop()
+                raise
+            if not part:
+                break
+            parts.append(part)
+            got += len(part)
+            self.stats.bytes += len(part)
+        body = parts[0] if len(parts) == 1 else b"".join(parts)
         if len(body) != length:
             self._drop()
             raise io_error(

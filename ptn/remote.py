@@ -353,10 +353,14 @@ def remote_findings(
     *,
     stats: TransferStats | None = None,
     timeout: tuple[float, float] | None = None,
+    deadline: float | None = None,
     fill: int = 0,
 ) -> Iterator[Iterator[Finding]]:
-    """Every finding for the package at ``url`` (within the budget), as ``iter_findings``."""
-    source = open_source(url, timeout=timeout, stats=stats)
+    """Every finding for the package at ``url`` (within the budget), as ``iter_findings``.
+
+    Transfers stop with ``ptn.sources.OutOfTime`` past ``deadline`` (``time.monotonic()``).
+    """
+    source = open_source(url, timeout=timeout, stats=stats, deadline=deadline)
     buf: SparseBuffer | None = None
     try:
         buf = SparseBuffer(source, fill=fill)

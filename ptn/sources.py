@@ -17,6 +17,7 @@ is ptn.http_source (imported only for http(s) URLs: validating local files stays
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -36,6 +37,19 @@ HTTP = ("http", "https")
 # fsspec protocols that would copy remote bytes to local disk, or chain filesystems
 # (``simplecache::s3://``) in ways this module cannot vouch for.
 _REFUSED_FSSPEC = frozenset({"blockcache", "filecache", "simplecache", "cached"})
+
+
+class OutOfTime(BaseException):
+    """The caller's time limit passed during a transfer (``validate`` reports ``ptn-timeout``).
+
+    Checked between pieces of an answer, so a server that drips bytes just faster than
+    the read timeout cannot hold a check that runs outside the main thread (a Dask task).
+    """
+
+
+def check_deadline(deadline: float | None) -> None:
+    if deadline is not None and time.monotonic() > deadline:
+        raise OutOfTime
 
 
 @dataclass
@@ -76,20 +90,24 @@ def open_source(
     *,
     timeout: tuple[float, float] | None = None,
     stats: TransferStats | None = None,
+    deadline: float | None = None,
 ) -> ByteSource:
     """The source for ``url``: http(s) by range requests, else an installed fsspec protocol.
 
     ``timeout`` is (connect, read) seconds for HTTP. Raises ``ptn-io-error`` for any
     other scheme, and when the package cannot be reached or sized. ``stats`` adds up
-    the bytes and requests (also those of a failed open).
+    the bytes and requests (also those of a failed open). Past ``deadline`` (a
+    ``time.monotonic()`` value) a transfer stops with ``OutOfTime``.
     """
     scheme = urlsplit(url).scheme.lower()
     if scheme in HTTP:
         from ptn.http_source import HttpSource  # http.client and ssl only when used
 
         connect, read = timeout or (CONNECT_TIMEOUT, READ_TIMEOUT)
-        return HttpSource(url, connect_timeout=connect, read_timeout=read, stats=stats)
-    return FsspecSource(url, stats=stats)
+        return HttpSource(
+            url, connect_timeout=connect, read_timeout=read, stats=stats, deadline=deadline
+        )
+    return FsspecSource(url, stats=stats, deadline=deadline)
 
 
 def io_error(url: str, message: str) -> PtnIOError:
@@ -102,9 +120,12 @@ class FsspecSource:
     Reads are ``cat_file`` calls for exact ranges; fsspec's own caches are not used.
     """
 
-    def __init__(self, url: str, *, stats: TransferStats | None = None) -> None:
+    def __init__(
+        self, url: str, *, stats: TransferStats | None = None, deadline: float | None = None
+    ) -> None:
         self.name = url
         self.stats = stats if stats is not None else TransferStats()
+        self.deadline = deadline
         protocol = urlsplit(url).scheme.lower()
         if "::" in url or protocol in _REFUSED_FSSPEC:
             raise io_error(
@@ -139,6 +160,7 @@ class FsspecSource:
         if length <= 0:
             return b""
         check_inside(self, offset, length)
+        check_deadline(self.deadline)
         try:
             body = bytes(self._fs.cat_file(self._path, start=offset, end=offset + length))
         except Exception as exc:

@@ -22,7 +22,7 @@ from ptn.buffers import mapped
 from ptn.errors import Finding, PtnError, Report, within_budget
 from ptn.members import ALIASES, METADATA, PTG, SAFETENSORS, membership_findings, ptg_findings
 from ptn.metadata import Metadata
-from ptn.sources import TransferStats, is_url
+from ptn.sources import OutOfTime, TransferStats, is_url
 from ptn.st_header import TensorInfo, bool_findings, read_header
 from ptn.zip import Member, check_crc, read_members
 
@@ -159,13 +159,13 @@ def _alarm(seconds: float | None) -> Iterator[None]:
 
 @contextmanager
 def _findings(
-    path: str | os.PathLike[str], deep: bool, stats: TransferStats | None
+    path: str | os.PathLike[str], deep: bool, stats: TransferStats | None, deadline: float | None
 ) -> Iterator[Iterator[Finding]]:
     """The findings of a local file (mapped) or of a URL (ptn.remote, imported when used)."""
     if is_url(path):
         from ptn.remote import remote_findings
 
-        with remote_findings(str(path), deep, stats=stats) as found:
+        with remote_findings(str(path), deep, stats=stats, deadline=deadline) as found:
             yield found
     else:
         with mapped(path) as buf:
@@ -209,14 +209,15 @@ def validate(
     report = Report(os.fspath(path))
     deadline = None if time_limit is None else time.monotonic() + time_limit
     try:
-        with _alarm(time_limit), _findings(path, not fast and deep is not False, stats) as found:
+        deep = not fast and deep is not False
+        with _alarm(time_limit), _findings(path, deep, stats, deadline) as found:
             for finding in found:
                 report.findings.append(finding)
                 if deadline is not None and time.monotonic() > deadline:
                     raise _Timeout
     except PtnError as err:
         report.findings.append(err.to_finding())
-    except _Timeout:
+    except (_Timeout, OutOfTime):
         report.findings.append(
             Finding(
                 "ptn-timeout",

@@ -6,7 +6,8 @@ segments misbehave: ``norange`` ignores Range (200, whole file), ``redirect`` se
 those schemes, ``stall`` never answers in time, ``truncate`` sends half of each range,
 ``lie-size`` reports a total twice the real one, ``shift`` sends the wrong bytes
 range, ``long`` declares a Content-Length past the range, ``changed`` gives each
-answer a new ETag (the file replaced while it is read).
+answer a new ETag (the file replaced while it is read), ``drip`` sends a byte every
+10 ms (each read is quick, the whole answer is not).
 """
 
 from __future__ import annotations
@@ -105,6 +106,20 @@ class _Handler(BaseHTTPRequestHandler):
             "Content-Length": str(length),
             "ETag": etag,
         }
+        if variant == "drip":  # one byte at a time, each well within any read timeout
+            self.send_response(206)
+            for k, v in headers.items():
+                self.send_header(k, v)
+            self.end_headers()
+            for i in range(len(body)):
+                if self.store.release.wait(0.01):
+                    break
+                try:
+                    self.wfile.write(body[i : i + 1])
+                except OSError:
+                    break
+            self.close_connection = True
+            return
         if variant == "truncate":
             headers["Connection"] = "close"
             self.close_connection = True

@@ -154,6 +154,18 @@ def test_misbehaving_servers_are_io_errors(
     assert stats.bytes < 64 << 10  # never the 4 MiB file
 
 
+def test_time_limit_stops_a_dripping_server_outside_the_main_thread(
+    tmp_path: Path, base: str
+) -> None:
+    """SIGALRM reaches only the main thread: the transfer itself watches the time limit."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    _publish("drip.ptn", corpus()["full"], tmp_path)
+    with ThreadPoolExecutor(1) as pool:
+        report = pool.submit(ptn.validate, f"{base}/drip/drip.ptn", time_limit=0.3).result()
+    assert [f.rule for f in report.findings] == ["ptn-timeout"]
+
+
 def test_redirects_are_followed(tmp_path: Path, base: str) -> None:
     path, _ = _publish("moved.ptn", corpus()["full"], tmp_path)
     _same_verdicts(path, f"{base}/redirect/moved.ptn")
