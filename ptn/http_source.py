@@ -274,6 +274,8 @@ class HttpSource:
             parts.append(part)
             got += len(part)
             self.stats.bytes += len(part)
+        if response.length == 0:  # read1 leaves a finished answer open; the next request
+            response.close()  # on this connection needs it closed
         body = parts[0] if len(parts) == 1 else b"".join(parts)
         if len(body) != length:
             self._drop()

@@ -28,6 +28,7 @@ class Store:
         self.files: dict[str, bytes] = {}
         self.sent = 0
         self.requests = 0
+        self.connections = 0
         self.lock = threading.Lock()
         self.release = threading.Event()  # set at shutdown: stalled answers give up
 
@@ -39,6 +40,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: object) -> None:  # quiet
         pass
+
+    def setup(self) -> None:
+        super().setup()
+        with self.store.lock:
+            self.store.connections += 1
 
     def _send(self, status: int, headers: dict[str, str], body: bytes | memoryview = b"") -> None:
         self.send_response(status)

@@ -166,6 +166,18 @@ def test_time_limit_stops_a_dripping_server_outside_the_main_thread(
     assert [f.rule for f in report.findings] == ["ptn-timeout"]
 
 
+def test_packages_of_one_server_share_a_connection(tmp_path: Path, base: str) -> None:
+    _publish("kept.ptn", corpus()["full"], tmp_path)
+    _big(tmp_path, "kept-big.ptn")
+    ptn.validate(f"{base}/ok/kept.ptn")  # this thread now holds a connection to the server
+    before, requests = STORE.connections, STORE.requests
+    for i in range(5):
+        assert ptn.validate(f"{base}/ok/kept.ptn?i={i}").valid
+        assert ptn.validate(f"{base}/ok/kept-big.ptn?i={i}").valid  # several ranges, deep
+    assert STORE.connections == before
+    assert STORE.requests - requests >= 10
+
+
 def test_redirects_are_followed(tmp_path: Path, base: str) -> None:
     path, _ = _publish("moved.ptn", corpus()["full"], tmp_path)
     _same_verdicts(path, f"{base}/redirect/moved.ptn")
