@@ -33,8 +33,9 @@ _EXPORTS = {
     "validate": "ptn.validation",
 }
 # safetensors-style load_file/save_file: ``ptn.torch`` (torch imported only when
-# called) and ``ptn.numpy``; ``ptn.llm``: metadata from a Hugging Face config.json.
-_SUBMODULES = ("llm", "numpy", "torch")
+# called) and ``ptn.numpy``; ``ptn.llm``: metadata from a Hugging Face config.json;
+# ``ptn.batch``: validate_many on Dask; ``ptn.sources``: remote byte sources, TransferStats.
+_SUBMODULES = ("batch", "llm", "numpy", "sources", "torch")
 
 __all__ = [
     "SPEC_VERSION",

@@ -25,7 +25,7 @@ from ptn.json_strict import MAX_JSON_BYTES, parse_json
 from ptn.members import METADATA, PTG, SAFETENSORS
 from ptn.metadata import Metadata
 from ptn.tensors import TensorInfo, tensor_view
-from ptn.validation import broken_keys, check_package
+from ptn.validation import Parsed, broken_keys, check_package
 from ptn.zip import Member, read_members
 from ptn.zip.inflate import inflate
 
@@ -96,7 +96,10 @@ class Package:
 
     def _open(self) -> None:
         self._mmap, self._buf = map_fd(self._fd, self.path)  # an empty file: no mapping
-        findings, parsed = check_package(self._buf)
+        self._adopt(*check_package(self._buf))
+
+    def _adopt(self, findings: list[Finding], parsed: Parsed) -> None:
+        """Keep what validation parsed (strict: raise its first error instead)."""
         error = first_error(findings)
         if error is not None and self.strict:
             raise error

@@ -22,6 +22,7 @@ from ptn.buffers import mapped
 from ptn.errors import Finding, PtnError, Report, within_budget
 from ptn.members import ALIASES, METADATA, PTG, SAFETENSORS, membership_findings, ptg_findings
 from ptn.metadata import Metadata
+from ptn.sources import OutOfTime, TransferStats, is_url
 from ptn.st_header import TensorInfo, bool_findings, read_header
 from ptn.zip import Member, check_crc, read_members
 
@@ -157,18 +158,28 @@ def _crc_findings(buf: memoryview, members: list[Member]) -> Iterator[Finding]:
     them would let 10^5 entries over one large member cost 10^5 full reads.
     Mismatches are yielded one by one: the findings budget caps them.
     """
-    checked_to = 0
-    for member in sorted(members, key=lambda m: (m.data_offset, m.size)):
-        if member.data_offset < checked_to:
-            continue
-        checked_to = member.data_offset + member.size
+    for member in crc_targets(members):
         finding = check_crc(buf, member)
         if finding is not None:
             yield finding
 
 
-class _Timeout(Exception):
-    """The time limit of one ``validate`` call ran out."""
+def crc_targets(members: list[Member]) -> Iterator[Member]:
+    """The members whose CRC-32 deep mode checks, by offset: none starts inside another."""
+    checked_to = 0
+    for member in sorted(members, key=lambda m: (m.data_offset, m.size)):
+        if member.data_offset < checked_to:
+            continue
+        checked_to = member.data_offset + member.size
+        yield member
+
+
+class _Timeout(BaseException):
+    """The time limit of one ``validate`` call ran out.
+
+    A BaseException: code that catches Exception around a read (an fsspec plugin,
+    ptn.sources) must not turn the interruption into an I/O error.
+    """
 
 
 def _on_alarm(signum: int, frame: object) -> None:
@@ -190,12 +201,28 @@ def _alarm(seconds: float | None) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
+@contextmanager
+def _findings(
+    path: str | os.PathLike[str], deep: bool, stats: TransferStats | None, deadline: float | None
+) -> Iterator[Iterator[Finding]]:
+    """The findings of a local file (mapped) or of a URL (ptn.remote, imported when used)."""
+    if is_url(path):
+        from ptn.remote import remote_findings
+
+        with remote_findings(str(path), deep, stats=stats, deadline=deadline) as found:
+            yield found
+    else:
+        with mapped(path) as buf:
+            yield iter_findings(buf, deep)
+
+
 def validate(
     path: str | os.PathLike[str],
     deep: bool | None = None,
     *,
     fast: bool = False,
     time_limit: float | None = None,
+    stats: TransferStats | None = None,
 ) -> Report:
     """Check one file against every rule of spec.md; never raises for bad content.
 
@@ -211,6 +238,11 @@ def validate(
     stage (it replaces a SIGALRM handler for the duration); in other threads
     the limit is checked between stages only. Costs are bounded without it
     (spec.md section 10): the limit is for callers with a budget of their own.
+
+    ``path`` may be a URL: ``https://``/``http://`` (range requests), or any protocol of
+    an installed fsspec plugin (``s3://``, ``gs://``, ``hf://``; ``ptn-tools[remote]``).
+    Only the bytes the checks read are fetched (ptn.remote); deep mode streams the
+    members once. ``stats`` (a ``ptn.sources.TransferStats``) adds up what was fetched.
     """
     if fast and deep:
         raise ValueError("validate: deep=True and fast=True contradict each other; give one")
@@ -221,14 +253,15 @@ def validate(
     report = Report(os.fspath(path))
     deadline = None if time_limit is None else time.monotonic() + time_limit
     try:
-        with _alarm(time_limit), mapped(path) as buf:
-            for finding in iter_findings(buf, deep=not fast and deep is not False):
+        deep = not fast and deep is not False
+        with _alarm(time_limit), _findings(path, deep, stats, deadline) as found:
+            for finding in found:
                 report.findings.append(finding)
                 if deadline is not None and time.monotonic() > deadline:
                     raise _Timeout
     except PtnError as err:
         report.findings.append(err.to_finding())
-    except _Timeout:
+    except (_Timeout, OutOfTime):
         report.findings.append(
             Finding(
                 "ptn-timeout",

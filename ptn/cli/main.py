@@ -39,7 +39,7 @@ def cli() -> None:
 
 
 @cli.command()
-@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+@click.argument("paths", nargs=-1, required=True, metavar="PATH|URL...")
 @click.option(
     "--json", "as_json", is_flag=True, help="One JSON report (schema: `ptn schema report`)."
 )
@@ -60,6 +60,9 @@ def cli() -> None:
     # \b: click rewraps help at hyphens, and a rule id must stay whole to be searched for.
     help="\b\nSeconds per file before it is\nreported as ptn-timeout.",
 )
+@click.option(
+    "--stats", is_flag=True, help="Print the bytes and requests each URL took (on stderr)."
+)
 def validate(
     paths: Sequence[str],
     as_json: bool,
@@ -67,8 +70,12 @@ def validate(
     strict: bool,
     jobs: int | None,
     time_limit: float,
+    stats: bool,
 ) -> None:
     """Check packages against spec.md. PATH is a file or a directory (searched for *.ptn).
+
+    A URL (https://host/model.ptn, or s3:// gs:// hf:// with ptn-tools[remote]) is read
+    by range requests: --fast fetches only what the checks read.
 
     Exit status: 0 all valid, 1 some invalid, 2 usage or I/O problem.
     """
@@ -81,7 +88,10 @@ def validate(
             f"-j {jobs} is more than {max_jobs()} (4 per CPU, {default_jobs()} CPUs): each "
             "worker holds a file in memory; use at most that many"
         )
-    files, problems = find_packages(paths)
+    from ptn.sources import is_url
+
+    files, problems = find_packages([p for p in paths if not is_url(p)])
+    urls = [p for p in paths if is_url(p)]
     for path, problem in problems:
         click.echo(f"ptn validate: {safe(path)}: {problem}", err=True)
     jobs = jobs or default_jobs()
@@ -99,6 +109,17 @@ def validate(
     else:
         for path, findings in run_all(files, not fast, jobs, time_limit):
             results.append((path, apply_strict(findings, strict)))
+    if urls:
+        from ptn.batch import run_urls
+
+        for url, findings, transfer in run_urls(urls, not fast, jobs, time_limit):
+            results.append((url, apply_strict(findings, strict)))
+            if stats:
+                click.echo(
+                    f"ptn validate: {safe(url)}: fetched {transfer.bytes} bytes in "
+                    f"{transfer.requests} requests",
+                    err=True,
+                )
     if as_json:  # the document itself says why the exit status is 2
         unchecked = [
             (path, [Finding("ptn-io-error", "error", None, None, problem)])
@@ -122,13 +143,14 @@ def _stderr_console():  # type: ignore[no-untyped-def]
 
 
 @cli.command()
-@click.argument("path", type=click.Path(dir_okay=False))
+@click.argument("path", type=click.Path(dir_okay=False), metavar="PATH|URL")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def inspect(path: str, as_json: bool) -> None:
     """Show a package's members, program, tensors and metadata.
 
-    An invalid package is shown too: everything that can be read, what cannot
-    (and why), and every finding. Exit status: 0 valid, 1 invalid, 2 I/O problem.
+    A URL is fetched by ranges. An invalid package is shown too: everything
+    that can be read, what cannot (and why), and every finding. Exit status:
+    0 valid, 1 invalid, 2 I/O problem.
     """
     from ptn.cli.inspect_view import describe, render
 
@@ -141,9 +163,14 @@ def inspect(path: str, as_json: bool) -> None:
 
 
 def _open_or_exit(path: str, action, *, strict: bool = True):  # type: ignore[no-untyped-def]
-    """Run ``action(package)``; PtnError -> message and exit 1 (2 for I/O)."""
+    """Run ``action(package)``; PtnError -> message and exit 1 (2 for I/O). Reads URLs too."""
     from ptn.package import load
+    from ptn.sources import is_url
 
+    if is_url(path):
+        from ptn.remote_package import RemotePackage
+
+        return _checked(path, lambda: _with_package(RemotePackage, path, action, strict))
     return _checked(path, lambda: _with_package(load, path, action, strict))
 
 

@@ -176,10 +176,11 @@ def check_crc(buf: Buffer, member: Member, *, chunk_size: int = CRC_CHUNK) -> Fi
             mv.release()
     finally:
         view.release()
-    return _crc_finding(member, crc)
+    return crc_mismatch(member, crc)
 
 
-def _crc_finding(member: Member, crc: int) -> Finding | None:
+def crc_mismatch(member: Member, crc: int) -> Finding | None:
+    """``zip-crc-mismatch`` if ``crc``, computed over ``member``'s data, is not the directory's."""
     if crc != member.crc32:
         return Finding(
             "zip-crc-mismatch",
