@@ -165,13 +165,18 @@ def _crc_findings(buf: memoryview, members: list[Member]) -> Iterator[Finding]:
 
 
 def crc_targets(members: list[Member]) -> Iterator[Member]:
-    """The members whose CRC-32 deep mode checks, by offset: none starts inside another."""
+    """The members whose CRC-32 deep mode checks, by offset: none starts inside another.
+
+    A member whose stored bytes are not its content (``fault``: compressed,
+    encrypted) is left out: its fault is its one finding (``check_crc``).
+    """
     checked_to = 0
     for member in sorted(members, key=lambda m: (m.data_offset, m.size)):
         if member.data_offset < checked_to:
             continue
         checked_to = member.data_offset + member.size
-        yield member
+        if member.fault is None:
+            yield member
 
 
 class _Timeout(BaseException):
