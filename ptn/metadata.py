@@ -16,8 +16,8 @@ import math
 import re
 import sys
 from collections.abc import Iterator, Mapping
-from itertools import chain, compress, repeat, tee
-from operator import is_
+from itertools import chain, compress, repeat
+from operator import is_, itemgetter
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ptn.errors import PtnError, pointer
@@ -202,40 +202,52 @@ def _flat_and_typed(values: dict[str, Any], strings: bool = False) -> bool:
     joined = "\x00".join(values)
     if not _ALL_NAMES.fullmatch(joined) or joined.count("\x00") != len(values) - 1:
         return False
+    return _values_fine(values, strings)
+
+
+def _values_fine(values: dict[str, Any], strings: bool) -> bool:
+    """The value half of _flat_and_typed."""
     items = list(values.values())
     types = list(map(type, items))
     if not set(types) <= _SAFE_VALUE_KINDS:
         return False
-    lists = _of_type(items, types, list)
-    # Each list's item types, as one shared frozenset per distinct set (8 bytes a list).
-    canonical: dict[frozenset[type], frozenset[type]] = {}
-    sets, same = tee(map(frozenset, map(map, repeat(type), lists)))
-    kinds = list(map(canonical.setdefault, sets, same))
-    present = set(canonical)
-    if _NUMBERS in present:  # stored as floats (the names are looked up for these only)
-        present.discard(_NUMBERS)
-        mixed = compress(_of_type(list(values), types, list), map(_NUMBERS.__eq__, kinds))
-        for name in mixed:
-            floats = _as_floats(values[name])
-            if floats is None:
-                return False
-            values[name] = floats
-    if any(len(kind) > 1 or not kind <= _SAFE_ITEM_KINDS for kind in present):
-        return False
+    lists = list(filter(None, _of_type(items, types, list)))  # an empty list is fine
+    firsts = list(map(type, map(itemgetter(0), lists)))
+
+    def in_lists(kind: type) -> Iterator[Any]:
+        """The items of the lists that start with this type, without gathering them."""
+        return chain.from_iterable(compress(lists, map(is_, firsts, repeat(kind))))
 
     def every(kind: type) -> Iterator[Any]:
-        """Each value of this type, alone or in a list of them, without gathering them."""
-        only = frozenset((kind,))
-        in_lists = compress(lists, map(only.__eq__, kinds))
-        return chain(_of_type(items, types, kind), chain.from_iterable(in_lists))
+        """Each value of this type, alone or in a list of them."""
+        return chain(_of_type(items, types, kind), in_lists(kind))
+
+    for kind in set(firsts):
+        if kind not in _SAFE_ITEM_KINDS:
+            return False
+        if set(map(type, in_lists(kind))) != {kind}:  # a list holds another kind too
+            return _unmixed(values, types) and _values_fine(values, strings)
 
     if strings and LONE_SURROGATE.search("".join(every(str))):
         return False
     return (
         INT64_MIN <= min(every(int), default=0)
         and max(every(int), default=0) <= INT64_MAX
-        and not any(map(math.isinf, every(float)))
+        and all(map(math.isfinite, every(float)))
     )
+
+
+def _unmixed(values: dict[str, Any], types: list[type]) -> bool:
+    """Replace each list of integers and floats in ``values`` by its floats (the slow path
+    stores them so); False if some list mixes other kinds or holds an unfit number."""
+    for name in _of_type(list(values), types, list):
+        kinds = set(map(type, values[name]))
+        if len(kinds) > 1:
+            floats = _as_floats(values[name]) if kinds == _NUMBERS else None
+            if floats is None:
+                return False
+            values[name] = floats
+    return True
 
 
 _NUMBERS = frozenset((int, float))
@@ -243,11 +255,20 @@ _NUMBERS = frozenset((int, float))
 
 def _as_floats(value: list[Any]) -> list[float] | None:
     """A list of integers (each an int64) and finite floats as floats, else None."""
-    ints = _of_type(value, list(map(type, value)), int)
-    if ints and not (INT64_MIN <= min(ints) and max(ints) <= INT64_MAX):
+    try:
+        floats = list(map(float, value))
+    except OverflowError:  # an integer past binary64
         return None
-    floats = list(map(float, value))
-    return None if any(map(math.isinf, floats)) else floats
+    if not all(map(math.isfinite, floats)):
+        return None
+    if max(floats) >= _CERTAIN or min(floats) <= -_CERTAIN:  # then the integers, exactly
+        ints = _of_type(value, list(map(type, value)), int)
+        if ints and not (INT64_MIN <= min(ints) and max(ints) <= INT64_MAX):
+            return None
+    return floats
+
+
+_CERTAIN = 2.0**62  # a float below it in magnitude comes from an int64 if from an integer
 
 
 def _fresh_copy(mapping: Mapping[str, Any]) -> dict[str, Any] | None:
