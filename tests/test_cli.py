@@ -268,6 +268,24 @@ def test_a_dead_worker_inside_a_batch_is_reported_for_its_file_only(
             assert findings == before
 
 
+def test_a_batch_submitted_to_a_broken_pool_fails_in_its_turn() -> None:
+    """A worker may die while the runner submits more: the error waits in the window."""
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    from ptn.cli import runner
+
+    pool = ProcessPoolExecutor(max_workers=1)
+    try:
+        with pytest.raises(BrokenProcessPool):
+            pool.submit(os._exit, 9).result()
+        future = runner._submit(pool, [str(TINY)], True, 5.0)
+        with pytest.raises(BrokenProcessPool):
+            future.result()
+    finally:
+        pool.shutdown()
+
+
 def test_batched_exit_codes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Through click, in this process (so the forked workers see the patch): all valid 0,
     some invalid 1, a file whose worker died 2 (it was not checked)."""

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from ptn.errors import Finding
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 
 def check_one(path: str, deep: bool, time_limit: float) -> tuple[str, list[Finding]]:
@@ -118,8 +118,7 @@ def run_all(
         # order stay bounded by the job count, not the number of files.
         todo = batches(files, workers)
         window: deque[tuple[list[str], Future[Results]]] = deque(
-            (batch, pool.submit(check_batch, batch, deep, time_limit))
-            for batch in islice(todo, 2 * workers)
+            (batch, _submit(pool, batch, deep, time_limit)) for batch in islice(todo, 2 * workers)
         )
         while window:
             batch, future = window.popleft()
@@ -133,18 +132,32 @@ def run_all(
                 # the other batches.
                 pool.shutdown(wait=False, cancel_futures=True)
                 pool = ProcessPoolExecutor(max_workers=workers)
-                window = deque(
-                    (b, pool.submit(check_batch, b, deep, time_limit)) for b, _ in window
-                )
+                window = deque((b, _submit(pool, b, deep, time_limit)) for b, _ in window)
                 results = (_alone(path, deep, time_limit) for path in batch)
             for result in results:
                 yield result
                 if progress:
                     progress()
             for following in islice(todo, 1):
-                window.append((following, pool.submit(check_batch, following, deep, time_limit)))
+                window.append((following, _submit(pool, following, deep, time_limit)))
     finally:
         pool.shutdown(cancel_futures=True)
+
+
+def _submit(
+    pool: ProcessPoolExecutor, batch: list[str], deep: bool, time_limit: float
+) -> Future[Results]:
+    """``check_batch`` in the pool; if the pool is already broken (a worker died while
+    others worked), a future holding that error, handled when its turn comes."""
+    from concurrent.futures import Future
+    from concurrent.futures.process import BrokenProcessPool
+
+    try:
+        return pool.submit(check_batch, batch, deep, time_limit)
+    except BrokenProcessPool as exc:
+        failed: Future[Results] = Future()
+        failed.set_exception(exc)
+        return failed
 
 
 def _alone(path: str, deep: bool, time_limit: float) -> tuple[str, list[Finding]]:
