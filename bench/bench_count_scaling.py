@@ -145,7 +145,10 @@ def measure(n: int, where: Path, runs: int) -> list[tuple[str, float, str, float
         ),
         ({"peer open": peer_open, "ptn load": ptn_load}, runs),
         (
-            {"peer load_file": lambda: safetensors.numpy.load_file(st_path), "ptn touch": ptn_touch},
+            {
+                "peer load_file": lambda: safetensors.numpy.load_file(st_path),
+                "ptn touch": ptn_touch,
+            },
             runs,
         ),
         (torch_jobs(pkg_path, st_path), runs),

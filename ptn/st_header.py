@@ -10,12 +10,11 @@ validation needs only names, sizes and offsets; ptn.tensors views the data.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from math import prod
-from typing import Any
+from typing import Any, NamedTuple
 
 from ptn.errors import Finding, FindingBudget, PtnError, pointer
-from ptn.json_strict import parse_json
+from ptn.json_strict import parse_json, parse_json_fast
 
 MEMBER = "program.safetensors"
 METADATA_KEY = "__metadata__"
@@ -48,9 +47,12 @@ def itemsize(name: str) -> int:
         ) from None
 
 
-@dataclass(frozen=True)
-class TensorInfo:
-    """One header entry; ``begin``/``end`` are relative to the data section."""
+class TensorInfo(NamedTuple):
+    """One header entry; ``begin``/``end`` are relative to the data section.
+
+    A named tuple, not a dataclass: a header of 10^5 entries builds 10^5 of them,
+    and a frozen dataclass costs several times more to construct.
+    """
 
     key: str
     dtype: str
@@ -110,6 +112,74 @@ def _as_bytes(buf: Any) -> memoryview:
     return mv if mv.format == "B" and mv.ndim == 1 else mv.cast("B")
 
 
+def _vouch(value: Any) -> bool:
+    """Lets the parser skip its nesting/overflow scan: ``_regular_entries`` accepts only
+    three levels of str, int and lists of int, and whatever it refuses is parsed again
+    strictly."""
+    return True
+
+
+def _regular_entries(
+    header: dict[str, Any], names_in_text: int, data_start: int, data_len: int
+) -> dict[str, TensorInfo] | None:
+    """The entries of a header that breaks no rule and warns of nothing; else None.
+
+    ``names_in_text`` is the number of ':' in the JSON text: each separates a name
+    from its value, so when the parsed objects hold as many names, no name was a
+    duplicate (the parse kept the last of each) and no string held a ':'.
+    """
+    entries: dict[str, TensorInfo] = {}
+    spans: list[tuple[int, int]] = []
+    names = len(header)
+    size_of = ITEMSIZE.get
+    new = tuple.__new__
+    for key, entry in header.items():
+        if type(entry) is not dict or not key:
+            return None
+        names += len(entry)
+        if key == METADATA_KEY:
+            if entry:  # a warning (st-metadata-present) or an error: the full check
+                return None
+            continue
+        dtype = entry.get("dtype")
+        shape = entry.get("shape")
+        offsets = entry.get("data_offsets")
+        if (
+            len(entry) != 3
+            or type(dtype) is not str
+            or type(shape) is not list
+            or type(offsets) is not list
+            or len(offsets) != 2
+            or len(shape) > MAX_RANK
+        ):
+            return None
+        size = size_of(dtype)
+        if size is None or dtype == "C64":
+            return None
+        begin, end = offsets
+        if type(begin) is not int or type(end) is not int:
+            return None
+        numel = 1
+        for dim in shape:  # zero dimensions: the full check (MAX_NBYTES skips them)
+            if type(dim) is not int or not 0 < dim <= MAX_DIM:
+                return None
+            numel *= dim
+        nbytes = numel * size
+        if nbytes > MAX_NBYTES or end - begin != nbytes or (data_start + begin) % size:
+            return None
+        spans.append((begin, end))
+        entries[key] = new(TensorInfo, (key, dtype, tuple(shape), begin, end))
+    if names != names_in_text:
+        return None
+    spans.sort()  # tiled from 0 to the end of the data, no gap, no overlap
+    reached = 0
+    for begin, end in spans:
+        if begin != reached:
+            return None
+        reached = end
+    return entries if reached == data_len else None
+
+
 def read_header(buf: Any) -> tuple[dict[str, TensorInfo], int, list[Finding]]:
     """Validate the header of a safetensors image held in ``buf``.
 
@@ -130,13 +200,32 @@ def read_header(buf: Any) -> tuple[dict[str, TensorInfo], int, list[Finding]]:
             member=MEMBER,
             pointer="",
         )
-    header = parse_json(bytes(mv[8 : 8 + n]), member=MEMBER)
+    raw = bytes(mv[8 : 8 + n])
+    data_start = 8 + n
+    data_len = len(mv) - data_start
+    # The common header (every entry well-formed, tiled, aligned) is checked in one
+    # lean pass; anything else is parsed again strictly and checked rule by rule below.
+    try:
+        header, _ = parse_json_fast(raw, member=MEMBER, unique_names=False, shallow=_vouch)
+    except PtnError:
+        header = None
+    if type(header) is dict:
+        regular = _regular_entries(header, raw.count(b":"), data_start, data_len)
+        if regular is not None:
+            return regular, data_start, []
+    header = parse_json(raw, member=MEMBER)
     if type(header) is not dict:
         raise PtnError(
             "st-header-not-object", "the header is not a JSON object", member=MEMBER, pointer=""
         )
-    data_start = 8 + n
-    data_len = len(mv) - data_start
+    entries, findings = _checked_entries(header, data_start, data_len)
+    return entries, data_start, findings
+
+
+def _checked_entries(
+    header: dict[str, Any], data_start: int, data_len: int
+) -> tuple[dict[str, TensorInfo], list[Finding]]:
+    """Every entry against every rule, in header order: (readable entries, findings)."""
     findings = FindingBudget()  # a header of a million bad entries lists 100 per rule
     entries: dict[str, TensorInfo] = {}
     spans: list[tuple[int, int, str]] = []
@@ -227,21 +316,28 @@ def read_header(buf: Any) -> tuple[dict[str, TensorInfo], int, list[Finding]]:
 
     reached = 0
     for begin, end, key in sorted(spans):
-        where = pointer(key, "data_offsets")
         if begin < reached:
             findings.append(
                 _err(
-                    "st-offsets-overlap", where, f"[{begin}, {end}] overlaps data before {reached}"
+                    "st-offsets-overlap",
+                    pointer(key, "data_offsets"),
+                    f"[{begin}, {end}] overlaps data before {reached}",
                 )
             )
         elif begin > reached and all_readable:
-            findings.append(_err("st-offsets-gap", where, f"gap of {begin - reached} bytes"))
+            findings.append(
+                _err(
+                    "st-offsets-gap",
+                    pointer(key, "data_offsets"),
+                    f"gap of {begin - reached} bytes",
+                )
+            )
         reached = max(reached, end)
     if all_readable and reached < data_len:
         findings.append(
             _err("st-data-length", "", f"{data_len - reached} bytes after the last tensor")
         )
-    return entries, data_start, findings.finish()
+    return entries, findings.finish()
 
 
 def bool_findings(buf: Any, data_start: int, entries: Mapping[str, TensorInfo]) -> list[Finding]:

@@ -125,7 +125,7 @@ def tensor_bytes(array: np.ndarray) -> memoryview:
         a = np.ascontiguousarray(a, dtype=_numpy_dtype(name))
     elif a.size and name != "BF16":  # the buffer protocol: a third of the numpy route
         try:
-            return memoryview(a).cast("B")
+            return memoryview(a).cast("B")  # type: ignore[arg-type]
         except (TypeError, ValueError):
             pass
     return memoryview(a.reshape(-1).view(np.uint8))  # type: ignore[arg-type]

@@ -242,7 +242,7 @@ class ZipWriter:
                 gathered += len(view)
                 if gathered < _POOL_MIN_CHUNK:
                     continue
-                ready = [b"".join(small)]
+                ready: list[Buffer] = [b"".join(small)]
             else:
                 ready = [b"".join(small), view] if small else [view]
             small.clear()
