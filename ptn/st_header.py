@@ -9,11 +9,12 @@ validation needs only names, sizes and offsets; ptn.tensors views the data.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from math import prod
 from typing import Any, NamedTuple
 
 from ptn.errors import Finding, FindingBudget, PtnError, pointer
+from ptn.gcpause import gc_paused
 from ptn.json_strict import parse_json, parse_json_fast
 
 MEMBER = "program.safetensors"
@@ -112,6 +113,10 @@ def _as_bytes(buf: Any) -> memoryview:
     return mv if mv.format == "B" and mv.ndim == 1 else mv.cast("B")
 
 
+_LEAN_ITEMSIZE = {name: size for name, size in ITEMSIZE.items() if name != "C64"}
+"""What ``_regular_entries`` accepts: C64 draws a warning, which the full check gives."""
+
+
 def _vouch(value: Any) -> bool:
     """Lets the parser skip its nesting/overflow scan: ``_regular_entries`` accepts only
     three levels of str, int and lists of int, and whatever it refuses is parsed again
@@ -119,73 +124,101 @@ def _vouch(value: Any) -> bool:
     return True
 
 
+class _CheckedEntries(Mapping[str, TensorInfo]):
+    """The entries of a header that passed ``_regular_entries``: a read-only mapping whose
+    TensorInfo objects are built when asked for (``ptn.load`` of 10^5 tensors needs none)."""
+
+    __slots__ = ("_header",)
+
+    def __init__(self, header: dict[str, Any]) -> None:
+        self._header = header
+
+    def __getitem__(self, key: str) -> TensorInfo:
+        entry = self._header[key]
+        begin, end = entry["data_offsets"]
+        return TensorInfo(key, entry["dtype"], tuple(entry["shape"]), begin, end)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._header)
+
+    def __len__(self) -> int:
+        return len(self._header)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._header
+
+    def __repr__(self) -> str:
+        return repr(dict(self.items()))
+
+
 def _regular_entries(
-    header: dict[str, Any], names_in_text: int, data_start: int, data_len: int
-) -> dict[str, TensorInfo] | None:
+    header: dict[str, Any], raw: bytes, data_start: int, data_len: int
+) -> Mapping[str, TensorInfo] | None:
     """The entries of a header that breaks no rule and warns of nothing; else None.
 
-    ``names_in_text`` is the number of ':' in the JSON text: each separates a name
-    from its value, so when the parsed objects hold as many names, no name was a
-    duplicate (the parse kept the last of each) and no string held a ':'.
+    Each ':' of the JSON text ``raw`` separates a name from its value: when the
+    parsed objects hold as many names, no name was a duplicate (the parse kept the
+    last of each) and no string held a ':'.
     """
-    entries: dict[str, TensorInfo] = {}
-    spans: list[tuple[int, int]] = []
-    names = len(header)
-    size_of = ITEMSIZE.get
-    new = tuple.__new__
-    for key, entry in header.items():
-        if type(entry) is not dict or not key:
-            return None
-        names += len(entry)
-        if key == METADATA_KEY:
-            if entry:  # a warning (st-metadata-present) or an error: the full check
-                return None
-            continue
-        dtype = entry.get("dtype")
-        shape = entry.get("shape")
-        offsets = entry.get("data_offsets")
-        if (
-            len(entry) != 3
-            or type(dtype) is not str
-            or type(shape) is not list
-            or type(offsets) is not list
-            or len(offsets) != 2
-            or len(shape) > MAX_RANK
-        ):
-            return None
-        size = size_of(dtype)
-        if size is None or dtype == "C64":
-            return None
-        begin, end = offsets
-        if type(begin) is not int or type(end) is not int:
-            return None
-        numel = 1
-        for dim in shape:  # zero dimensions: the full check (MAX_NBYTES skips them)
-            if type(dim) is not int or not 0 < dim <= MAX_DIM:
-                return None
-            numel *= dim
-        nbytes = numel * size
-        if nbytes > MAX_NBYTES or end - begin != nbytes or (data_start + begin) % size:
-            return None
-        spans.append((begin, end))
-        entries[key] = new(TensorInfo, (key, dtype, tuple(shape), begin, end))
-    if names != names_in_text:
-        return None
-    spans.sort()  # tiled from 0 to the end of the data, no gap, no overlap
+    if "" in header or header.get(METADATA_KEY, {}) != {}:
+        return None  # an error or a warning (st-metadata-present): the full check says which
+    size_of = _LEAN_ITEMSIZE.get
     reached = 0
-    for begin, end in spans:
-        if begin != reached:
-            return None
-        reached = end
-    return entries if reached == data_len else None
+    in_order = True
+    try:  # a value of another type fails a lookup, an unpacking or a check below
+        for entry in header.values():
+            if len(entry) != 3:
+                # __metadata__ ({} here); another {} entry leaves the names short of the ':'s
+                if entry == {}:
+                    continue
+                return None
+            shape = entry["shape"]
+            begin, end = entry["data_offsets"]
+            size = size_of(entry["dtype"])
+            if (
+                size is None
+                or type(shape) is not list
+                or len(shape) > MAX_RANK
+                or type(begin) is not int
+                or type(end) is not int
+            ):
+                return None
+            numel = 1
+            for dim in shape:  # zero dimensions: the full check (MAX_NBYTES skips them)
+                if type(dim) is not int or not 0 < dim <= MAX_DIM:
+                    return None
+                numel *= dim
+            nbytes = numel * size
+            if nbytes > MAX_NBYTES or end - begin != nbytes or (data_start + begin) % size:
+                return None
+            if begin != reached:
+                in_order = False
+            reached = end
+    except (KeyError, TypeError, ValueError):
+        return None
+    tensors = len(header) - (METADATA_KEY in header)
+    if len(header) + 3 * tensors != raw.count(b":"):
+        return None
+    if not in_order:  # tiled from 0 to the end of the data, no gap, no overlap
+        reached = 0
+        for begin, end in sorted(e["data_offsets"] for e in header.values() if e):
+            if begin != reached:
+                return None
+            reached = end
+    if reached != data_len:
+        return None
+    if METADATA_KEY in header:
+        header = {key: entry for key, entry in header.items() if key != METADATA_KEY}
+    return _CheckedEntries(header)
 
 
-def read_header(buf: Any) -> tuple[dict[str, TensorInfo], int, list[Finding]]:
+def read_header(buf: Any) -> tuple[Mapping[str, TensorInfo], int, list[Finding]]:
     """Validate the header of a safetensors image held in ``buf``.
 
     Returns (entries safe to view with ``tensor_view``, absolute offset of the
     data section, findings). Raises ``PtnError`` only when no header can be read:
     ``st-truncated``, ``st-header-too-large``, ``json-*``, ``st-header-not-object``.
+    Its cost per entry is flat up to 10^5 entries and more (ptn.gcpause).
     """
     mv = _as_bytes(buf)
     if len(mv) < 8:
@@ -200,9 +233,13 @@ def read_header(buf: Any) -> tuple[dict[str, TensorInfo], int, list[Finding]]:
             member=MEMBER,
             pointer="",
         )
-    raw = bytes(mv[8 : 8 + n])
-    data_start = 8 + n
-    data_len = len(mv) - data_start
+    with gc_paused():
+        return _read_header(bytes(mv[8 : 8 + n]), 8 + n, len(mv) - 8 - n)
+
+
+def _read_header(
+    raw: bytes, data_start: int, data_len: int
+) -> tuple[Mapping[str, TensorInfo], int, list[Finding]]:
     # The common header (every entry well-formed, tiled, aligned) is checked in one
     # lean pass; anything else is parsed again strictly and checked rule by rule below.
     try:
@@ -210,9 +247,10 @@ def read_header(buf: Any) -> tuple[dict[str, TensorInfo], int, list[Finding]]:
     except PtnError:
         header = None
     if type(header) is dict:
-        regular = _regular_entries(header, raw.count(b":"), data_start, data_len)
+        regular = _regular_entries(header, raw, data_start, data_len)
         if regular is not None:
             return regular, data_start, []
+    header = None  # not two trees at once
     header = parse_json(raw, member=MEMBER)
     if type(header) is not dict:
         raise PtnError(

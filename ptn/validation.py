@@ -13,7 +13,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -31,7 +31,7 @@ class Parsed:
     """What validation learned, for ``ptn.load`` to build on without parsing twice."""
 
     members: dict[str, Member] = field(default_factory=dict)
-    tensors: dict[str, TensorInfo] = field(default_factory=dict)
+    tensors: Mapping[str, TensorInfo] = field(default_factory=dict)
     data_start: int = 0
     aliases: dict[str, str] = field(default_factory=dict)
     metadata: Metadata | None = None
@@ -76,7 +76,7 @@ def _stages(buf: memoryview, deep: bool) -> Generator[Finding, None, Parsed]:
     yield from found
     yield from membership_findings([m.name for m in members])
     by_name = {m.name: m for m in members}
-    tensors: dict[str, TensorInfo] = {}
+    tensors: Mapping[str, TensorInfo] = {}
     data_start = 0
     aliases: dict[str, str] = {}
     metadata = None

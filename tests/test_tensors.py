@@ -482,7 +482,7 @@ def _both_passes(image: bytes) -> tuple[dict[str, TensorInfo] | None, Any]:
         return None, None
     start, length = 8 + n, len(image) - 8 - n
     return (
-        st_header._regular_entries(header, raw.count(b":"), start, length),
+        st_header._regular_entries(header, raw, start, length),
         st_header._checked_entries(header, start, length),
     )
 
