@@ -120,15 +120,22 @@ def _stderr_console():  # type: ignore[no-untyped-def]
 @cli.command()
 @click.argument("path", type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def inspect(path: str, as_json: bool) -> None:
-    """Show a package's members, program, tensors and metadata."""
-    from ptn.cli.inspect_view import describe, render
+@click.option(
+    "--all", "show_all", is_flag=True, help="List every row of long tables (default: ends)."
+)
+def inspect(path: str, as_json: bool, show_all: bool) -> None:
+    """Show a package's members, program, tensors and metadata.
+
+    Long tables show their first and last rows, the count of the others and the
+    constants by dtype; --all lists every row. --json always has every row.
+    """
+    from ptn.cli.inspect_view import describe, render, write_json
 
     info = _open_or_exit(path, describe)
     if as_json:
-        click.echo(json.dumps(info, indent=2, ensure_ascii=True))
+        write_json(info, sys.stdout.write)
     else:
-        render(info)
+        render(info, show_all)
 
 
 def _open_or_exit(path: str, action):  # type: ignore[no-untyped-def]
