@@ -124,6 +124,9 @@ def _vouch(value: Any) -> bool:
     return True
 
 
+_new_info = tuple.__new__  # TensorInfo's own __new__ is a Python function: one call more
+
+
 class _CheckedEntries(Mapping[str, TensorInfo]):
     """The entries of a header that passed ``_regular_entries``: a read-only mapping whose
     TensorInfo objects are built when asked for (``ptn.load`` of 10^5 tensors needs none)."""
@@ -136,7 +139,10 @@ class _CheckedEntries(Mapping[str, TensorInfo]):
     def __getitem__(self, key: str) -> TensorInfo:
         entry = self._header[key]
         begin, end = entry["data_offsets"]
-        return TensorInfo(key, entry["dtype"], tuple(entry["shape"]), begin, end)
+        return _new_info(TensorInfo, (key, entry["dtype"], tuple(entry["shape"]), begin, end))
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if key in self._header else default
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._header)

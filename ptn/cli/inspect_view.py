@@ -226,11 +226,15 @@ def _pretty(value: Any, level: int) -> str:
         return "null"
     if kind is bool:
         return "true" if value else "false"
-    inner = "\n" + "  " * (level + 1)
-    if (kind is list or kind is tuple) and value:
-        return "[" + ",".join(inner + _pretty(v, level + 1) for v in value) + inner[:-2] + "]"
-    if kind is dict and value and all(type(k) is str for k in value):
-        items = (inner + _encode_str(k) + ": " + _pretty(v, level + 1) for k, v in value.items())
-        return "{" + ",".join(items) + inner[:-2] + "}"
+    if value and (kind is list or kind is tuple or kind is dict):
+        inner = "\n" + "  " * (level + 1)
+        if kind is not dict:
+            items = [inner + _pretty(v, level + 1) for v in value]
+            return "[" + ",".join(items) + inner[:-2] + "]"
+        try:  # json turns other keys into strings its own way: the fallback below
+            items = [f"{inner}{_encode_str(k)}: {_pretty(v, level + 1)}" for k, v in value.items()]
+            return "{" + ",".join(items) + inner[:-2] + "}"
+        except TypeError:
+            pass
     text = json.dumps(value, indent=2, ensure_ascii=True)  # floats, empty or odd containers
     return text.replace("\n", "\n" + "  " * level)

@@ -130,12 +130,14 @@ def inspect(path: str, as_json: bool, show_all: bool) -> None:
     constants by dtype; --all lists every row. --json always has every row.
     """
     from ptn.cli.inspect_view import describe, render, write_json
+    from ptn.gcpause import gc_paused
 
-    info = _open_or_exit(path, describe)
-    if as_json:
-        write_json(info, sys.stdout.write)
-    else:
-        render(info, show_all)
+    with gc_paused():  # a row per constant: 10^5 dicts that are never garbage
+        info = _open_or_exit(path, describe)
+        if as_json:
+            write_json(info, sys.stdout.write)
+        else:
+            render(info, show_all)
 
 
 def _open_or_exit(path: str, action):  # type: ignore[no-untyped-def]
