@@ -70,15 +70,17 @@ def header_bytes(path: Path) -> bytes:
         return f.read(n)
 
 
-def interleaved(jobs: dict[str, Callable[[], object]], runs: int) -> dict[str, float]:
-    """Median seconds of each job: one warm-up round, then ``runs`` interleaved rounds."""
+def interleaved(jobs: dict[str, Callable[[], object]], runs: int, calls: int) -> dict[str, float]:
+    """Median seconds per call of each job: a warm-up round, then ``runs`` interleaved rounds
+    of ``calls`` calls each (small N: one call is too short to time on a noisy machine)."""
     samples: dict[str, list[float]] = {name: [] for name in jobs}
     for round_ in range(runs + 1):
         for name, job in jobs.items():
             start = time.perf_counter()
-            job()
+            for _ in range(calls):
+                job()
             if round_:
-                samples[name].append(time.perf_counter() - start)
+                samples[name].append((time.perf_counter() - start) / calls)
     return {name: statistics.median(times) for name, times in samples.items()}
 
 
@@ -163,10 +165,11 @@ def measure(n: int, where: Path, runs: int) -> list[tuple[str, float, str, float
         ),
     ]
     rows = []
-    for jobs, group_runs in groups:
+    calls = max(1, 20_000 // n)  # about 20k tensors per sample
+    for i, (jobs, group_runs) in enumerate(groups):
         if not jobs:
             continue
-        times = interleaved(jobs, group_runs)
+        times = interleaved(jobs, group_runs, 1 if i == len(groups) - 1 else calls)
         peer = next(name for name in times if name.startswith("peer"))
         for name, seconds in times.items():
             if name != peer:
@@ -188,7 +191,10 @@ def main(argv: list[str] | None = None) -> None:
         results = {n: measure(n, where, args.runs) for n in counts}
     finally:
         shutil.rmtree(where, ignore_errors=True)
-    print(f"N float32 tensors of {ELEMENTS} elements; medians of {args.runs} interleaved runs")
+    print(
+        f"N float32 tensors of {ELEMENTS} elements; medians of {args.runs} interleaved runs"
+        " (each of max(1, 20000 // N) calls)"
+    )
     print("(inspect: medians of half as many, whole processes, start-up included)\n")
     head = " | ".join(f"N={n:,}: µs/tensor, x peer" for n in counts)
     print(f"| job | peer | {head} |")
