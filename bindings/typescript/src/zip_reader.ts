@@ -60,8 +60,15 @@ export interface Member {
   name: string;
   headerOffset: number;
   dataOffset: number;
+  /** Bytes stored in the file (the compressed size of a compressed member). */
   size: number;
   crc32: number;
+  /** The compression method of its directory entry (0: stored). */
+  method: number;
+  /** The rule (already reported) that makes the stored bytes something else than the content
+   * (zip-member-compressed, zip-member-encrypted), else null: content checks skip such a
+   * member, so one cause gives one finding, not a cascade over compressed bytes. */
+  fault: string | null;
 }
 
 const BLOCK = 4096;
@@ -707,7 +714,8 @@ function checkFields(
       "zip-member-compressed",
       name,
       `member ${label} uses compression method ${known ? `${method} (${known})` : method}; .ptn members ` +
-        "are STORED (method 0) so they can be mapped without copying",
+        "are STORED (method 0) so they can be mapped without copying (`ptn repack` stores a deflated " +
+        "package's members)",
     );
   } else if (flags & FLAG_PATCHED) {
     sink.add(
@@ -1025,14 +1033,29 @@ export async function readMembers(r: Reader): Promise<{ members: Member[]; findi
         "zip-unaligned-member",
         e.name,
         `the data of member ${e.label} starts at offset ${p.dataOffset}, ${p.dataOffset % ALIGNMENT} past a ` +
-          `multiple of ${ALIGNMENT}; aligned data can be viewed without copying by every consumer (writing ` +
-          "the package again with ptn.save, or re-exporting it, aligns it)",
+          `multiple of ${ALIGNMENT}; aligned data can be viewed without copying by every consumer ` +
+          "(`ptn repack` aligns it, keeping every byte of content)",
         "warning",
       );
     }
-    members.push({ name: e.name, headerOffset: p.start, dataOffset: p.dataOffset, size: Number(e.csize), crc32: e.crc32 });
+    members.push({
+      name: e.name,
+      headerOffset: p.start,
+      dataOffset: p.dataOffset,
+      size: Number(e.csize),
+      crc32: e.crc32,
+      method: e.method,
+      fault: faultOf(e),
+    });
   }
   return { members, findings: sink.finish() };
+}
+
+/** The rule (already reported) that makes `e`'s stored bytes other than its content. */
+function faultOf(e: CentralEntry): string | null {
+  if (e.flags & FLAGS_ENCRYPTION) return "zip-member-encrypted";
+  if (e.method !== 0 || e.flags & FLAG_PATCHED) return "zip-member-compressed";
+  return null;
 }
 
 // ---- CRC-32 (IEEE 802.3, reflected 0xEDB88320), slicing by 8 ----
@@ -1055,6 +1078,9 @@ const CRC_TABLES: Int32Array[] = (() => {
   }
   return tables;
 })();
+
+/** A CRC-32 function: of `data`, continuing from `crc` (0 to start), as zlib.crc32. */
+export type Crc32 = (data: Uint8Array, crc: number) => number;
 
 /** CRC-32 of `data` continuing from `crc` (0 to start), as zlib.crc32. */
 export function crc32(data: Uint8Array, crc = 0): number {
