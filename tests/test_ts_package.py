@@ -27,7 +27,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ptn.cli.inspect_view import describe
 from ptn.cli.report import json_report
+from ptn.package import load
 from ptn.testing import hostile
 from ptn.validation import validate
 from ptn.writing import save
@@ -383,3 +385,70 @@ def test_node_command_text_and_exit_status_match_ptn_validate(
     for usage in ([], ["--bogus", str(by_name["tiny-llm.ptn"])]):
         got = subprocess.run([node, str(COMMAND), *usage], capture_output=True, check=False)
         assert got.returncode == 2 and got.stdout == b"" and b"usage" in got.stderr
+
+
+def _as_printed(value: object) -> object:
+    """A metadata value as tests/ts/inspect_packages.mjs prints it: integers past 2**53 as text."""
+    if isinstance(value, list):
+        return [_as_printed(v) for v in value]
+    if type(value) is int and abs(value) > 2**53 - 1:
+        return str(value)
+    return value
+
+
+def test_inspect_package_shows_what_ptn_inspect_shows(node: str, packages: list[Path]) -> None:
+    """inspectPackage of every corpus file, valid or not, against `ptn inspect --json`
+    (describe of a leniently opened package): members with their method, program,
+    constants, metadata as parsed, totals, and the unreadable parts with their findings.
+    The binding never inflates, so a deflated metadata.json stays unreadable there
+    (ptn inspect inflates it, bounded): that part is left out for such packages."""
+    script = REPO / "tests" / "ts" / "inspect_packages.mjs"
+    proc = subprocess.run(
+        [node, str(script), str(TS_DIR / "dist"), *map(str, packages)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout)
+    empty_totals = {"constants": 0, "constant_bytes": 0, "dedup_saved_bytes": 0}
+    seen = {"unreadable": 0, "compressed": 0, "broken constant": 0, "rule-breaking metadata": 0}
+    for path in packages:
+        with load(path, strict=False) as pkg:
+            want = describe(pkg)
+        info = got[str(path)]
+        # Where ptn inspect shows an empty list, the binding says null (absent or unreadable).
+        for part in ("members", "tensors", "metadata"):
+            info[part] = [] if info[part] is None else info[part]
+        info["totals"] = info["totals"] or empty_totals
+        for row in want["metadata"]:
+            row["value"] = _as_printed(row["value"])
+        deflated_metadata = any(
+            m["name"] == "metadata.json" and m["method"] != 0 for m in want["members"]
+        )
+        for part in ("valid", "members", "program", "tensors", "metadata", "totals", "unreadable"):
+            mine, theirs = info[part], want[part]
+            if part == "unreadable":
+                mine, theirs = (
+                    _comparable(mine, deflated_metadata),
+                    _comparable(theirs, deflated_metadata),
+                )
+            if part == "metadata" and deflated_metadata:
+                continue
+            assert mine == theirs, (path.name, part)
+        seen["unreadable"] += bool(want["unreadable"])
+        seen["compressed"] += any(m["method"] != 0 for m in want["members"])
+        seen["broken constant"] += any("key" in u for u in want["unreadable"])
+        seen["rule-breaking metadata"] += bool(want["metadata"]) and any(
+            f["member"] == "metadata.json" and f["severity"] == "error" for f in want["findings"]
+        )
+    assert all(seen.values()), seen  # the corpus exercises each kind of unreadable part
+
+
+def _comparable(parts: list[dict], deflated_metadata: bool) -> list[dict]:  # type: ignore[type-arg]
+    """Unreadable parts without the messages the binding words itself (json-*...)."""
+    return [
+        {k: v for k, v in p.items() if k != "message" or not p["rule"].startswith(OWN_WORDING)}
+        for p in parts
+        if not (deflated_metadata and p["part"] == "metadata.json")
+    ]
