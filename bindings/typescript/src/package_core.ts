@@ -39,6 +39,7 @@ const ITEMSIZE: Record<string, number> = {
 };
 /** Deep reads go in chunks of this many bytes (one request each for a URL). */
 const CHUNK = 8 << 20;
+const METHOD_DEFLATE = 8;
 export const MAX_FINDINGS_PER_RULE = 100;
 export const MAX_FINDINGS_PER_FILE = 1000;
 
@@ -526,7 +527,7 @@ function rawKind(value: JsonValue): string {
   return kinds.size === 1 && only !== "?" ? `${only}s` : "?";
 }
 
-/** A JSON document that parsed once already (a metadata rule failed after parsing), or null. */
+/** A JSON document, or null when it does not parse. */
 function rawJson(bytes: Uint8Array): JsonValue {
   try {
     return parseJson(bytes, { member: METADATA });
@@ -534,6 +535,17 @@ function rawJson(bytes: Uint8Array): JsonValue {
     if (!(err instanceof PtnError)) throw err;
     return null;
   }
+}
+
+/** The rows of metadata.json as parsed, whatever rules its values break; null when it is not
+ * a JSON object. */
+function rawMetadataRows(bytes: Uint8Array, tables: PackageTables): MetadataRow[] | null {
+  const value = rawJson(bytes);
+  if (!(value instanceof Map)) return null;
+  return metadataRows([...value.keys()], tables, (name) => {
+    const v = value.get(name) as JsonValue;
+    return [rawKind(v), v];
+  });
 }
 
 /** metadata.json's rows: well-known names first (schema order), then the rest sorted. */
@@ -550,6 +562,66 @@ function metadataRows(names: string[], tables: PackageTables, row: (name: string
   });
 }
 
+/** Input fed to the inflater at once. */
+const INFLATE_CHUNK = 4 << 20;
+
+/**
+ * The content of deflated member `m`, for inspection only (validation never inflates): never
+ * more than its declared size plus one piece, and null when it breaks that size, is corrupt,
+ * or does not match its CRC-32 (ptn.Package.raw_metadata; ptn repack reports those faults).
+ * One known difference: the host's inflater ignores bytes after the end of the stream,
+ * which ptn refuses.
+ */
+async function inflated(r: Reader, m: Member): Promise<Uint8Array | null> {
+  if (typeof DecompressionStream !== "function") return null;
+  const stream = new DecompressionStream("deflate-raw");
+  const writer = stream.writable.getWriter();
+  const reader = stream.readable.getReader();
+  let ioError: unknown = null;
+  const feeding = (async () => {
+    for (let at = 0; at < m.size; at += INFLATE_CHUNK) {
+      await writer.ready;
+      let piece: Uint8Array;
+      try {
+        piece = await r.source.read(m.dataOffset + at, Math.min(INFLATE_CHUNK, m.size - at));
+      } catch (err) {
+        ioError = err;
+        await writer.abort(err); // the reader then fails instead of waiting for more input
+        throw err;
+      }
+      await writer.write(piece);
+    }
+    await writer.close();
+  })();
+  feeding.catch(() => undefined); // a corrupt stream rejects both sides; the reader says so
+  const pieces: Uint8Array[] = [];
+  let produced = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done || value === undefined) break;
+      produced += value.length;
+      if (produced > m.contentSize) {
+        await reader.cancel();
+        return null;
+      }
+      pieces.push(value);
+    }
+    await feeding;
+  } catch {
+    if (ioError !== null) throw ioError;
+    return null; // a corrupt or cut stream: zip-bad-compressed-data for ptn repack
+  }
+  if (produced !== m.contentSize) return null;
+  const out = new Uint8Array(produced);
+  let at = 0;
+  for (const piece of pieces) {
+    out.set(piece, at);
+    at += piece.length;
+  }
+  return crc32(out) === m.crc32 ? out : null;
+}
+
 /** Rethrow what is no finding about the file's content (an I/O failure, a bug). */
 function contentError(err: unknown): PtnError {
   if (!(err instanceof PtnError) || err.rule === "ptn-io-error") throw err;
@@ -563,6 +635,7 @@ async function* stages(
   inspection: Inspection,
   parsed: Parsed,
   admitted: () => number,
+  inspecting: boolean,
 ): AsyncGenerator<RawFinding> {
   const r = new Reader(src, await src.size());
   let members: Member[];
@@ -656,15 +729,18 @@ async function* stages(
       unreadable.set(METADATA, finding);
       yield finding;
       // Values that break a rule are shown as parsed (ptn inspect: raw_metadata).
-      if (bytes !== undefined && /^(metadata|llm)-/.test(error.rule)) {
-        const value = rawJson(bytes);
-        if (value instanceof Map) {
-          inspection.metadata = metadataRows([...value.keys()], tables, (name) => {
-            const v = value.get(name) as JsonValue;
-            return [rawKind(v), v];
-          });
-        }
+      if (inspecting && bytes !== undefined && /^(metadata|llm)-/.test(error.rule)) {
+        inspection.metadata = rawMetadataRows(bytes, tables);
       }
+    }
+  } else if (inspecting && byName.has(METADATA)) {
+    // A hand-zipped package's metadata.json: shown when it inflates within its declared size
+    // and the JSON limit, and matches its CRC-32; it stays one zip-member-compressed finding.
+    const m = byName.get(METADATA)!;
+    const fault = unreadable.get(METADATA)?.rule;
+    if (fault === "zip-member-compressed" && m.method === METHOD_DEFLATE && m.contentSize <= MAX_JSON_BYTES) {
+      const bytes = await inflated(r, m);
+      if (bytes !== null) inspection.metadata = rawMetadataRows(bytes, tables);
     }
   }
   parsed.fastEnd = admitted();
@@ -725,6 +801,7 @@ export async function checkPackage(
   src: ByteSource,
   opts: ValidateOptions,
   tables: PackageTables,
+  inspecting: boolean,
 ): Promise<{ report: FileReport; info: Inspection }> {
   const info: Inspection = {
     path: src.name,
@@ -741,7 +818,7 @@ export async function checkPackage(
   const findings: RawFinding[] = [];
   const budget = new Budget();
   try {
-    for await (const f of stages(src, opts, tables, info, parsed, () => findings.length)) {
+    for await (const f of stages(src, opts, tables, info, parsed, () => findings.length, inspecting)) {
       if (budget.admit(f)) findings.push(f);
     }
     findings.push(...budget.summaries());
@@ -782,7 +859,7 @@ export function packageFunctions(tables: PackageTables): {
   inspectPackage(src: ByteSource, opts?: ValidateOptions): Promise<{ report: FileReport; info: Inspection }>;
 } {
   return {
-    validatePackage: async (src, opts = {}) => (await checkPackage(src, opts, tables)).report,
-    inspectPackage: (src, opts = {}) => checkPackage(src, opts, tables),
+    validatePackage: async (src, opts = {}) => (await checkPackage(src, opts, tables, false)).report,
+    inspectPackage: (src, opts = {}) => checkPackage(src, opts, tables, true),
   };
 }

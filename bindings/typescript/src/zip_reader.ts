@@ -65,6 +65,9 @@ export interface Member {
   crc32: number;
   /** The compression method of its directory entry (0: stored). */
   method: number;
+  /** How many bytes the content has: `size`, or the declared uncompressed size of a
+   * compressed member. */
+  contentSize: number;
   /** The rule (already reported) that makes the stored bytes something else than the content
    * (zip-member-compressed, zip-member-encrypted), else null: content checks skip such a
    * member, so one cause gives one finding, not a cascade over compressed bytes. */
@@ -1045,6 +1048,7 @@ export async function readMembers(r: Reader): Promise<{ members: Member[]; findi
       size: Number(e.csize),
       crc32: e.crc32,
       method: e.method,
+      contentSize: Number(e.method === 0 ? e.csize : e.usize),
       fault: faultOf(e),
     });
   }
