@@ -15,7 +15,7 @@ declare class DecompressionStream {
   readonly writable: {
     getWriter(): {
       readonly ready: Promise<void>;
-      write(chunk: Uint8Array): Promise<void>;
+      write(chunk: Uint8Array<ArrayBuffer>): Promise<void>;
       close(): Promise<void>;
       abort(reason?: unknown): Promise<void>;
     };

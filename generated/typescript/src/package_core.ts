@@ -582,9 +582,10 @@ async function inflated(r: Reader, m: Member): Promise<Uint8Array | null> {
   const feeding = (async () => {
     for (let at = 0; at < m.size; at += INFLATE_CHUNK) {
       await writer.ready;
-      let piece: Uint8Array;
+      let piece: Uint8Array<ArrayBuffer>;
       try {
-        piece = await r.source.read(m.dataOffset + at, Math.min(INFLATE_CHUNK, m.size - at));
+        // a copy: the stream takes only ArrayBuffer-backed bytes, a source may return others
+        piece = new Uint8Array(await r.source.read(m.dataOffset + at, Math.min(INFLATE_CHUNK, m.size - at)));
       } catch (err) {
         ioError = err;
         await writer.abort(err); // the reader then fails instead of waiting for more input

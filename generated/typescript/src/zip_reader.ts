@@ -1068,7 +1068,7 @@ function faultOf(e: CentralEntry): string | null {
 // words. Tables and state are int32 (Int32Array, no `>>> 0` inside the loop): V8 keeps
 // int32 values unboxed, while uint32 values past 2^31 become heap doubles, about ten times
 // slower. Word reads give the bytes in the order slicing needs on a little-endian host only;
-// elsewhere every byte goes through the one-byte table. About 1.2x slicing by 8 here.
+// elsewhere every byte goes through the one-byte table.
 
 const CRC_TABLES: Int32Array[] = (() => {
   const tables = Array.from({ length: 16 }, () => new Int32Array(256));
