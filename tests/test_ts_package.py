@@ -201,6 +201,7 @@ def corpus(tmp: Path) -> dict[str, bytes]:
         compression=zipfile.ZIP_DEFLATED,
     )
     files["deflated-corrupt-metadata"] = _deflated_corrupt()
+    files["deflated-metadata-size-lie"] = _deflated_size_lie()
     files["duplicate"] = _with_zipfile({"program.ptg": PROGRAM}, extra=[("program.ptg", PROGRAM)])
     files["unknown-members"] = hostile.package({"notes.txt": b"x", "sub/aliases.json": b"{}"})
     files["aliases-only"] = zip_of({"aliases.json": b"{}"})
@@ -272,6 +273,16 @@ def _deflated_corrupt() -> bytes:
     start = info.header_offset + 30 + len(info.filename) + len(info.extra)
     data[start + info.compress_size - 1] ^= 0x01
     return bytes(data)
+
+
+def _deflated_size_lie() -> bytes:
+    """A deflated package whose metadata.json declares 4 bytes (both headers) but inflates to
+    more: inflating for inspection stops past the declared size and shows nothing."""
+    data = _with_zipfile(MEMBERS, compression=zipfile.ZIP_DEFLATED)
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        info = z.getinfo("metadata.json")
+    data = patch(data, info.header_offset + 22, "<I", 4)
+    return patch(data, cd_entries(data)["metadata.json"] + 24, "<I", 4)
 
 
 def findings_of(document: dict) -> dict[str, list[tuple]]:  # type: ignore[type-arg]

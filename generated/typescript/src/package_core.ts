@@ -520,7 +520,15 @@ interface Parsed {
 /** A metadata.json value's kind as `ptn inspect` names it, whatever rule it breaks. */
 function rawKind(value: JsonValue): string {
   const scalar = (v: JsonValue): string =>
-    typeof v === "boolean" ? "bool" : typeof v === "bigint" ? "int" : typeof v === "number" ? "float" : typeof v === "string" ? "str" : "?";
+    typeof v === "boolean"
+      ? "bool"
+      : typeof v === "bigint"
+        ? "int"
+        : typeof v === "number"
+          ? "float"
+          : typeof v === "string"
+            ? "str"
+            : "?";
   if (!Array.isArray(value)) return scalar(value);
   const kinds = new Set(value.map(scalar));
   if (value.length === 0) return "list";
@@ -770,13 +778,21 @@ function drawParsed(info: Inspection, parsed: Parsed, fast: readonly RawFinding[
     const finding = broken.get(owner);
     if (finding !== undefined) broken.set(alias, finding);
   }
-  const row = (f: RawFinding) => ({ rule: f.rule, severity: f.severity, member: f.member, pointer: f.pointer, message: f.message });
+  const row = (f: RawFinding) => ({
+    rule: f.rule,
+    severity: f.severity,
+    member: f.member,
+    pointer: f.pointer,
+    message: f.message,
+  });
   info.unreadable = [
     ...[...unreadable]
       // metadata.json that parsed is shown as parsed; its findings say what is wrong
       .filter(([name]) => name !== METADATA || info.metadata === null)
       .map(([name, f]): UnreadablePart => ({ part: name, ...row(f) })),
-    ...[...broken.keys()].sort(byCodePoint).map((key): UnreadablePart => ({ part: `constant ${key}`, key, ...row(broken.get(key)!) })),
+    ...[...broken.keys()]
+      .sort(byCodePoint)
+      .map((key): UnreadablePart => ({ part: `constant ${key}`, key, ...row(broken.get(key)!) })),
   ];
   const tensors = parsed.tensors;
   if (tensors === null) return;
