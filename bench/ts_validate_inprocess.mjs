@@ -1,9 +1,10 @@
 // Time validatePackage alone, in one Node process (no start-up, no import): the child of
 // bench/bench_ts_validate.py.
 //
-//   node bench/ts_validate_inprocess.mjs DIST (fast|deep) REPS PATH
+//   node bench/ts_validate_inprocess.mjs DIST (fast|deep|deep-portable) REPS PATH
 //
-// DIST is the built binding's dist/ directory. One warm-up call, then REPS calls, each
+// DIST is the built binding's dist/ directory. deep uses Node's zlib CRC-32 (nodeCrc32, as
+// the Node command does); deep-portable the binding's own, the one a browser runs. One warm-up call, then REPS calls, each
 // opening the file afresh (as a caller validating one file does); prints one JSON line:
 // {"seconds": median, "first": the warm-up call, "valid": verdict}.
 import { pathToFileURL } from "node:url";
@@ -11,14 +12,14 @@ import { join } from "node:path";
 
 const [dist, mode, repsText, path] = process.argv.slice(2);
 const { validatePackage } = await import(pathToFileURL(join(dist, "index.js")).href);
-const { nodeFileSource } = await import(pathToFileURL(join(dist, "node.js")).href);
-const deep = mode === "deep";
+const { nodeCrc32, nodeFileSource } = await import(pathToFileURL(join(dist, "node.js")).href);
+const options = { deep: mode !== "fast", ...(mode === "deep" ? { crc32: nodeCrc32 } : {}) };
 
 async function once() {
   const source = nodeFileSource(path);
   try {
     const start = process.hrtime.bigint();
-    const report = await validatePackage(source, { deep });
+    const report = await validatePackage(source, options);
     return [Number(process.hrtime.bigint() - start) / 1e9, report];
   } finally {
     await source.close();

@@ -27,7 +27,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ptn.cli.inspect_view import describe
 from ptn.cli.report import json_report
+from ptn.package import load
 from ptn.testing import hostile
 from ptn.validation import validate
 from ptn.writing import save
@@ -194,6 +196,12 @@ def corpus(tmp: Path) -> dict[str, bytes]:
     files["eocd-only"] = b"PK\x05\x06" + bytes(18)
     files["comment"] = _with_zipfile(MEMBERS, comment=b"hello")
     files["deflated"] = _with_zipfile(MEMBERS, compression=zipfile.ZIP_DEFLATED)
+    files["deflated-bad-metadata"] = _with_zipfile(
+        {**MEMBERS, "metadata.json": b'{"get_vocab_size": -1, "x": [1, "a"]}'},
+        compression=zipfile.ZIP_DEFLATED,
+    )
+    files["deflated-corrupt-metadata"] = _deflated_corrupt()
+    files["deflated-metadata-size-lie"] = _deflated_size_lie()
     files["duplicate"] = _with_zipfile({"program.ptg": PROGRAM}, extra=[("program.ptg", PROGRAM)])
     files["unknown-members"] = hostile.package({"notes.txt": b"x", "sub/aliases.json": b"{}"})
     files["aliases-only"] = zip_of({"aliases.json": b"{}"})
@@ -254,6 +262,27 @@ def _with_zipfile(
                 z.writestr(name, data)
             z.comment = comment
     return out.getvalue()
+
+
+def _deflated_corrupt() -> bytes:
+    """A deflated package whose metadata.json stream inflates to other bytes than its CRC says
+    (the last compressed byte changed): inspection shows no metadata from it."""
+    data = bytearray(_with_zipfile(MEMBERS, compression=zipfile.ZIP_DEFLATED))
+    with zipfile.ZipFile(io.BytesIO(bytes(data))) as z:
+        info = z.getinfo("metadata.json")
+    start = info.header_offset + 30 + len(info.filename) + len(info.extra)
+    data[start + info.compress_size - 1] ^= 0x01
+    return bytes(data)
+
+
+def _deflated_size_lie() -> bytes:
+    """A deflated package whose metadata.json declares 4 bytes (both headers) but inflates to
+    more: inflating for inspection stops past the declared size and shows nothing."""
+    data = _with_zipfile(MEMBERS, compression=zipfile.ZIP_DEFLATED)
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        info = z.getinfo("metadata.json")
+    data = patch(data, info.header_offset + 22, "<I", 4)
+    return patch(data, cd_entries(data)["metadata.json"] + 24, "<I", 4)
 
 
 def findings_of(document: dict) -> dict[str, list[tuple]]:  # type: ignore[type-arg]
@@ -383,3 +412,62 @@ def test_node_command_text_and_exit_status_match_ptn_validate(
     for usage in ([], ["--bogus", str(by_name["tiny-llm.ptn"])]):
         got = subprocess.run([node, str(COMMAND), *usage], capture_output=True, check=False)
         assert got.returncode == 2 and got.stdout == b"" and b"usage" in got.stderr
+
+
+def _as_printed(value: object) -> object:
+    """A metadata value as tests/ts/inspect_packages.mjs prints it: integers past 2**53 as text."""
+    if isinstance(value, list):
+        return [_as_printed(v) for v in value]
+    if type(value) is int and abs(value) > 2**53 - 1:
+        return str(value)
+    return value
+
+
+def test_inspect_package_shows_what_ptn_inspect_shows(node: str, packages: list[Path]) -> None:
+    """inspectPackage of every corpus file, valid or not, against `ptn inspect --json`
+    (describe of a leniently opened package): members with their method, program,
+    constants, metadata as parsed, totals, and the unreadable parts with their findings.
+    Both inflate a deflated metadata.json for this (bounded, CRC-checked); validation never
+    does."""
+    script = REPO / "tests" / "ts" / "inspect_packages.mjs"
+    proc = subprocess.run(
+        [node, str(script), str(TS_DIR / "dist"), *map(str, packages)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout)
+    empty_totals = {"constants": 0, "constant_bytes": 0, "dedup_saved_bytes": 0}
+    seen = dict.fromkeys(("unreadable", "compressed", "broken constant", "metadata shown"), 0)
+    for path in packages:
+        with load(path, strict=False) as pkg:
+            want = describe(pkg)
+        info = got[str(path)]
+        # Where ptn inspect shows an empty list, the binding says null (absent or unreadable).
+        for part in ("members", "tensors", "metadata"):
+            info[part] = [] if info[part] is None else info[part]
+        info["totals"] = info["totals"] or empty_totals
+        for row in want["metadata"]:
+            row["value"] = _as_printed(row["value"])
+        for part in ("valid", "members", "program", "tensors", "metadata", "totals", "unreadable"):
+            mine, theirs = info[part], want[part]
+            if part == "unreadable":
+                mine, theirs = _comparable(mine), _comparable(theirs)
+            assert mine == theirs, (path.name, part)
+        seen["unreadable"] += bool(want["unreadable"])
+        seen["compressed"] += any(m["method"] != 0 for m in want["members"])
+        seen["broken constant"] += any("key" in u for u in want["unreadable"])
+        # metadata shown though metadata.json breaks a rule, or is deflated
+        seen["metadata shown"] += bool(want["metadata"]) and any(
+            f["member"] == "metadata.json" and f["severity"] == "error" for f in want["findings"]
+        )
+    assert all(seen.values()), seen  # the corpus exercises each kind of unreadable part
+
+
+def _comparable(parts: list[dict]) -> list[dict]:  # type: ignore[type-arg]
+    """Unreadable parts without the messages the binding words itself (json-*...)."""
+    return [
+        {k: v for k, v in p.items() if k != "message" or not p["rule"].startswith(OWN_WORDING)}
+        for p in parts
+    ]

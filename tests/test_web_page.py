@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -121,6 +122,16 @@ def _hostile(tmp: Path) -> Path:
     return out
 
 
+def _zipped(tmp: Path) -> Path:
+    """tiny-llm zipped by hand (deflate, as `zip -r` does): every member unreadable but
+    metadata.json, which the page inflates for showing (bounded, CRC-checked)."""
+    out = tmp / "hand-zipped.ptn"
+    with zipfile.ZipFile(VALID) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            dst.writestr(info.filename, src.read(info))
+    return out
+
+
 def _findings(path: Path, deep: bool) -> list[tuple[str, str]]:
     return [(f.severity, f.rule) for f in ptn.validate(path, deep=deep).findings]
 
@@ -134,6 +145,7 @@ def driven(page: Path, chromium: str, tmp_path_factory: pytest.TempPathFactory) 
     """What the page showed for each package (web/test/drive.mjs's JSON), by file name."""
     tmp = tmp_path_factory.mktemp("web")
     packages = [VALID, INVALID, _flipped(tmp), _many(tmp, SHOWN_ROWS + 20), _hostile(tmp)]
+    packages.append(_zipped(tmp))
     packages.append(_large(tmp))
     SHOTS.mkdir(parents=True, exist_ok=True)
     args = [*map(str, packages[:-1]), f"url:{packages[-1]}"]  # the last one by its URL
@@ -197,16 +209,48 @@ def test_invalid_package_shows_each_finding_linked_to_its_rule(driven: dict[str,
         state = shown[mode]
         assert state["verdict"].startswith("invalid")
         assert _shown(state) == _findings(INVALID, deep) != []
-    assert shown["fast"]["notes"] == [
-        "the package has no program.safetensors",
-        "not readable: see the findings",  # metadata.json breaks a rule
+    # metadata.json breaks a rule: its values are shown as parsed, as ptn inspect shows them
+    assert shown["fast"]["notes"] == ["the package has no program.safetensors"]
+    with ptn.load(INVALID, strict=False) as pkg:
+        info = describe(pkg)
+    assert [(r[0], r[1], r[3]) for r in shown["fast"]["metadata"]] == [
+        (m["name"], m["kind"], m["meaning"] or "") for m in info["metadata"]
     ]
+    assert ["get_eos_ids", "ints", "[2, 99]"] in [r[:3] for r in shown["fast"]["metadata"]]
+    assert shown["fast"]["unreadable"] == []
     (finding,) = shown["fast"]["findings"]
     assert finding["rule"] == "llm-token-id-out-of-range"
     assert finding["href"].endswith("spec.md#llm-token-id-out-of-range-error")
     assert "get_eos_ids[1] = 99" in finding["text"]
     spec = (REPO / "spec.md").read_text(encoding="utf-8")
     assert "#### `llm-token-id-out-of-range` (error)" in spec  # the anchor's heading
+
+
+def test_hand_zipped_package_shows_its_unreadable_parts(driven: dict[str, Any]) -> None:
+    """Each compressed member has one finding, no cascade; the page lists the members that
+    cannot be read (with their rule) as ptn inspect does, and shows the metadata it inflated."""
+    name = "hand-zipped.ptn"
+    path = driven["paths"][name]
+    shown = driven["by_name"][name]["fast"]
+    with ptn.load(path, strict=False) as pkg:
+        info = describe(pkg)
+    assert _shown(shown) == _findings(path, deep=False)
+    errors = [rule for severity, rule in _shown(shown) if severity == "error"]
+    assert errors == ["zip-member-compressed"] * len(info["members"])  # one per member
+    assert [row[6] for row in shown["members"]] == ["deflate (8)"] * len(info["members"])
+    assert (
+        [row[:2] for row in shown["unreadable"]]
+        == [[u["part"], u["rule"]] for u in info["unreadable"]]
+        != []
+    )
+    assert shown["notes"] == ["not readable (zip-member-compressed): see the findings"] * 2
+    assert (
+        [(r[0], r[1]) for r in shown["metadata"]]
+        == [(m["name"], m["kind"]) for m in info["metadata"]]
+        != []
+    )
+    deep = driven["by_name"][name]["deep"]
+    assert _shown(deep) == _findings(path, deep=True) == _findings(path, deep=False)
 
 
 def test_deep_check_finds_what_the_fast_check_cannot(driven: dict[str, Any]) -> None:

@@ -36,10 +36,12 @@ export function size(n: number): string {
   return String(n);
 }
 
-/** A metadata value as a JSON literal (bigint integers included), as `ptn inspect` prints it. */
+/** A metadata value as a JSON literal (bigint integers included), as `ptn inspect` prints it;
+ * a value that breaks a rule may be any JSON (an object comes as a Map). */
 export function literal(value: unknown): string {
   if (typeof value === "bigint") return value.toString();
   if (typeof value === "number") return Number.isInteger(value) ? `${value}.0` : String(value);
   if (Array.isArray(value)) return `[${value.map(literal).join(", ")}]`;
+  if (value instanceof Map) return `{${[...value].map(([k, v]) => `${JSON.stringify(k)}: ${literal(v)}`).join(", ")}}`;
   return JSON.stringify(value) ?? String(value);
 }

@@ -44,10 +44,29 @@ function note(caption: string, id: string, text: string): HTMLElement {
   return el("section", { id }, el("h2", {}, caption), el("p", { class: "unreadable" }, text));
 }
 
-/** A part the inspection could not give: the package lacks its member, or it is unreadable. */
+/** A part the inspection could not give: the package lacks its member, or it is unreadable
+ * (with the rule that says why, when the inspection names one). */
 function unreadable(caption: string, id: string, info: Inspection, member: string): HTMLElement {
   const absent = info.members !== null && !info.members.some((m) => m.name === member);
-  return note(caption, id, absent ? `the package has no ${member}` : "not readable: see the findings");
+  if (absent) return note(caption, id, `the package has no ${member}`);
+  const why = info.unreadable.find((u) => u.part === member);
+  return note(caption, id, why ? `not readable (${why.rule}): see the findings` : "not readable: see the findings");
+}
+
+/** The parts that could not be read (members, constants), each with the rule that says why. */
+function unreadableView(info: Inspection): HTMLElement | null {
+  if (info.unreadable.length === 0) return null;
+  return table(
+    "unreadable parts",
+    ["part", "rule", "why"],
+    info.unreadable.map((u) => [visible(u.part), ruleLink(u.rule), visible(u.message)]),
+    "unreadable",
+  );
+}
+
+/** A member's compression method as the zip format names it. */
+function method(m: number): string {
+  return m === 0 ? "stored" : m === 8 ? "deflate (8)" : `method ${m}`;
 }
 
 function counts(findings: Finding[]): string {
@@ -88,7 +107,8 @@ export function findingsView(report: FileReport, deep: boolean): HTMLElement {
   return section;
 }
 
-/** Members, program envelope, constants, metadata and totals; a part that could not be read says so. */
+/** Members, program envelope, constants, metadata, the parts that could not be read (each
+ * with its rule), and totals; a part that could not be read says so in its place. */
 export function inspectionView(info: Inspection): HTMLElement[] {
   const parts: HTMLElement[] = [];
   parts.push(
@@ -96,7 +116,7 @@ export function inspectionView(info: Inspection): HTMLElement[] {
       ? note("members", "members", "no zip directory could be read: see the findings")
       : table(
           "members",
-          ["name", "offset", "data", "size", "align", "crc32"],
+          ["name", "offset", "data", "size", "align", "crc32", "method"],
           info.members.map((m) => [
             visible(m.name),
             String(m.header_offset),
@@ -104,6 +124,7 @@ export function inspectionView(info: Inspection): HTMLElement[] {
             size(m.size),
             String(m.data_alignment),
             m.crc32,
+            method(m.method),
           ]),
           "members",
         ),
@@ -148,6 +169,8 @@ export function inspectionView(info: Inspection): HTMLElement[] {
           "metadata",
         ),
   );
+  const broken = unreadableView(info);
+  if (broken !== null) parts.push(broken);
   if (info.totals !== null) {
     const t = info.totals;
     parts.push(

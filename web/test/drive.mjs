@@ -53,6 +53,7 @@ function readPage() {
     program: document.querySelector("#program")?.textContent ?? null,
     tensors: rows("tensors"),
     metadata: rows("metadata"),
+    unreadable: rows("unreadable"),
     totals: document.querySelector("#totals")?.textContent ?? null,
     summaries: texts(".summary"),
     notes: texts(".unreadable"),

@@ -13,3 +13,7 @@ declare module "node:fs/promises" {
   }
   function open(path: string, flags: string): Promise<FileHandle>;
 }
+declare module "node:zlib" {
+  /** Node >= 20.15 (and 22.2); undefined before. */
+  const crc32: ((data: Uint8Array, value?: number) => number) | undefined;
+}

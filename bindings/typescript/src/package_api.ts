@@ -32,6 +32,10 @@ export interface ValidateOptions {
   deep?: boolean;
   /** Called as the deep check advances: bytes checked so far, of `total`. */
   onProgress?: (done: number, total: number) => void;
+  /** The CRC-32 the deep check uses: (data, crc so far) -> crc, as zlib.crc32. Default: the
+   * binding's own (slicing-by-8, portable); in Node, `nodeCrc32` of the node entry (zlib's,
+   * several times faster) is the better choice. */
+  crc32?: (data: Uint8Array, crc: number) => number;
 }
 
 /** One zip member as `ptn inspect --json` lists it. */
@@ -44,6 +48,21 @@ export interface MemberRow {
   data_alignment: number;
   /** The directory's CRC-32, 8 hex digits. */
   crc32: string;
+  /** The compression method (0: stored; anything else is zip-member-compressed). */
+  method: number;
+}
+
+/** A part of the package that could not be read, with the finding that says why. */
+export interface UnreadablePart {
+  /** A member name ("program.safetensors"...), or "constant KEY" for one constant. */
+  part: string;
+  /** The constant's key, for a "constant KEY" part. */
+  key?: string;
+  rule: string;
+  severity: Severity;
+  member: string | null;
+  pointer: string | null;
+  message: string;
 }
 
 /** One constant (or alias) of program.safetensors / aliases.json. */
@@ -66,19 +85,33 @@ export interface MetadataRow {
   meaning: string | null;
 }
 
-/** A package described as `ptn inspect --json` does; parts that could not be read are null. */
+/**
+ * A package described as `ptn inspect --json` does, valid or not: what could be read is
+ * shown, and `unreadable` lists each part that could not (a compressed or encrypted member,
+ * a header or document that does not parse, a constant whose entry breaks a rule).
+ */
 export interface Inspection {
   path: string;
-  /** Readable members, by header offset; null when no zip directory could be read. */
+  /** No finding is an error. */
+  valid: boolean;
+  /** Members, by header offset (faulty ones too); null when no zip directory could be read. */
   members: MemberRow[] | null;
-  /** program.ptg: its size and the 4 identifier bytes (latin-1); null when absent. */
+  /** program.ptg: its size and the 4 identifier bytes (latin-1); null when absent or unreadable. */
   program: { size: number; identifier: string } | null;
-  /** Readable constants then aliases; null when program.safetensors is absent or unreadable. */
+  /** Readable constants then aliases, sorted by key; null when program.safetensors is absent or
+   * unreadable. A constant whose entry (or whose owner's) breaks a rule is left out and listed
+   * under `unreadable`. */
   tensors: TensorRow[] | null;
-  /** null when metadata.json is absent or invalid. */
+  /** metadata.json as parsed, values that break a rule included (their findings say what is
+   * wrong); null when it is absent, or not a JSON object. Kinds are those of `ptn inspect`
+   * ("?" for a value that is no metadata value at all). */
   metadata: MetadataRow[] | null;
   /** null when tensors is null. */
   totals: { constants: number; constant_bytes: number; dedup_saved_bytes: number } | null;
+  /** The parts that could not be read: members first, then constants by key. */
+  unreadable: UnreadablePart[];
+  /** The findings of the check that made this inspection (the report's). */
+  findings: Finding[];
 }
 
 /** What the schema-dependent part of the binding gives the validator (see package.ts). */

@@ -10,7 +10,7 @@ import { readFileSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 
 import { SPEC_VERSION, validatePackage } from "../dist/index.js";
-import { nodeFileSource } from "../dist/node.js";
+import { nodeCrc32, nodeFileSource } from "../dist/node.js";
 
 const USAGE = "usage: ptn-validate [--fast] [--json] PATH...";
 const HELP = `${USAGE}
@@ -146,7 +146,7 @@ async function main() {
   for (const path of files) {
     const source = nodeFileSource(path);
     try {
-      const report = await validatePackage(source, { deep: !options.fast });
+      const report = await validatePackage(source, { deep: !options.fast, crc32: nodeCrc32 });
       results.push({ path, findings: report.findings });
     } finally {
       await source.close();

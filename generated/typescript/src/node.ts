@@ -3,9 +3,11 @@
 // A separate module so that a browser bundle of the main entry never imports node:fs.
 
 import { open, type FileHandle } from "node:fs/promises";
+import * as zlib from "node:zlib";
 
 import { checkRange, type ByteSource } from "./byte_source.js";
 import { PtnError } from "./strict_json.js";
+import { crc32 } from "./zip_reader.js";
 
 /**
  * A local file, read with positioned reads (never whole). The file is opened on first use
@@ -75,3 +77,9 @@ function describe(err: unknown): string {
   const message = err instanceof Error ? err.message : String(err);
   return typeof code === "string" && !message.includes(code) ? `${code}: ${message}` : message;
 }
+
+/**
+ * zlib's CRC-32 where Node has it (>= 20.15; several times the binding's portable one), else
+ * the portable one: pass it as `crc32` in the validator's options.
+ */
+export const nodeCrc32: (data: Uint8Array, crc: number) => number = zlib.crc32 ?? crc32;

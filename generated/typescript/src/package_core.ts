@@ -15,10 +15,11 @@ import type {
   PackageTables,
   Severity,
   TensorRow,
+  UnreadablePart,
   ValidateOptions,
 } from "./package_api.js";
 import { MAX_JSON_BYTES, PtnError, parseJson, pointer, type JsonValue } from "./strict_json.js";
-import { crc32, readMembers, Reader, u32, type Member, type RawFinding } from "./zip_reader.js";
+import { crc32, readMembers, Reader, u32, type Crc32, type Member, type RawFinding } from "./zip_reader.js";
 
 export const PTG = "program.ptg";
 export const SAFETENSORS = "program.safetensors";
@@ -39,6 +40,7 @@ const ITEMSIZE: Record<string, number> = {
 };
 /** Deep reads go in chunks of this many bytes (one request each for a URL). */
 const CHUNK = 8 << 20;
+const METHOD_DEFLATE = 8;
 export const MAX_FINDINGS_PER_RULE = 100;
 export const MAX_FINDINGS_PER_FILE = 1000;
 
@@ -375,11 +377,12 @@ async function jsonBytes(r: Reader, m: Member): Promise<Uint8Array> {
   return r.bytes(m.dataOffset, m.size);
 }
 
-/** aliases.json against the valid safetensors keys (ptn.aliases.read_aliases). */
+/** aliases.json against the safetensors keys (ptn.aliases.read_aliases); null: they are
+ * unknown (the header could not be read), so owners and shadowing are not checked. */
 async function readAliases(
   r: Reader,
   m: Member,
-  keys: ReadonlyMap<string, unknown>,
+  keys: ReadonlySet<string> | null,
 ): Promise<{ aliases: Map<string, string>; findings: RawFinding[] }> {
   const value = parseJson(await jsonBytes(r, m), { member: ALIASES });
   if (!(value instanceof Map)) {
@@ -395,9 +398,9 @@ async function readAliases(
       [rule, message] = ["aliases-bad-entry", "an alias is a non-empty name mapped to a string"];
     } else if (alias === METADATA_KEY || owner === METADATA_KEY) {
       [rule, message] = ["aliases-reserved-key", "__metadata__ is reserved"];
-    } else if (keys.has(alias)) {
+    } else if (keys?.has(alias)) {
       [rule, message] = ["aliases-shadows-tensor", `${repr(alias)} is itself a tensor key`];
-    } else if (!keys.has(owner)) {
+    } else if (keys !== null && !keys.has(owner)) {
       [rule, message] = ["aliases-missing-owner", `owner ${repr(owner)} is not a tensor key`];
     }
     if (!rule) aliases.set(alias, owner as string);
@@ -419,13 +422,22 @@ interface Progress {
   report?: (done: number, total: number) => void;
 }
 
-async function crcFindings(r: Reader, members: Member[], progress: Progress): Promise<RawFinding[]> {
-  const findings: RawFinding[] = [];
+/** The members whose CRC-32 the deep check reads, by offset: none starts inside another, and
+ * none whose stored bytes are not its content (its fault is its one finding). */
+function crcTargets(members: Member[]): Member[] {
+  const targets: Member[] = [];
   let checkedTo = 0;
-  const ordered = [...members].sort((a, b) => a.dataOffset - b.dataOffset || a.size - b.size);
-  for (const m of ordered) {
+  for (const m of [...members].sort((a, b) => a.dataOffset - b.dataOffset || a.size - b.size)) {
     if (m.dataOffset < checkedTo) continue;
     checkedTo = m.dataOffset + m.size;
+    if (m.fault === null) targets.push(m);
+  }
+  return targets;
+}
+
+async function crcFindings(r: Reader, targets: Member[], progress: Progress, crc32: Crc32): Promise<RawFinding[]> {
+  const findings: RawFinding[] = [];
+  for (const m of targets) {
     let crc = 0;
     for (let at = 0; at < m.size; at += CHUNK) {
       const length = Math.min(CHUNK, m.size - at);
@@ -471,11 +483,169 @@ async function boolFindings(
   return findings.finish();
 }
 
+/** A gap before a tensor leaves the tensor itself readable. */
+const NOT_KEY_BREAKING = new Set(["st-offsets-gap"]);
+
+/** Constant keys that an error of program.safetensors or aliases.json names, each with its
+ * first such finding (ptn.validation.broken_keys): the first token of the pointer. */
+function brokenKeys(findings: readonly RawFinding[]): Map<string, RawFinding> {
+  const broken = new Map<string, RawFinding>();
+  for (const f of findings) {
+    if (
+      f.severity === "error" &&
+      (f.member === SAFETENSORS || f.member === ALIASES) &&
+      f.pointer &&
+      !NOT_KEY_BREAKING.has(f.rule)
+    ) {
+      const slash = f.pointer.indexOf("/", 1);
+      const token = f.pointer.slice(1, slash < 0 ? undefined : slash);
+      const key = token.replaceAll("~1", "/").replaceAll("~0", "~");
+      if (!broken.has(key)) broken.set(key, f);
+    }
+  }
+  return broken;
+}
+
+/** What the stages parsed, for the inspection drawn once the fast findings are known. */
+interface Parsed {
+  members: Map<string, Member> | null;
+  /** Members present whose content could not be read, with the finding that says why. */
+  unreadable: Map<string, RawFinding>;
+  tensors: Map<string, TensorInfo> | null;
+  aliases: Map<string, string>;
+  /** How many findings the budget had admitted when the fast stages ended. */
+  fastEnd: number;
+}
+
+/** A metadata.json value's kind as `ptn inspect` names it, whatever rule it breaks. */
+function rawKind(value: JsonValue): string {
+  const scalar = (v: JsonValue): string =>
+    typeof v === "boolean"
+      ? "bool"
+      : typeof v === "bigint"
+        ? "int"
+        : typeof v === "number"
+          ? "float"
+          : typeof v === "string"
+            ? "str"
+            : "?";
+  if (!Array.isArray(value)) return scalar(value);
+  const kinds = new Set(value.map(scalar));
+  if (value.length === 0) return "list";
+  const [only] = kinds;
+  return kinds.size === 1 && only !== "?" ? `${only}s` : "?";
+}
+
+/** A JSON document, or null when it does not parse. */
+function rawJson(bytes: Uint8Array): JsonValue {
+  try {
+    return parseJson(bytes, { member: METADATA });
+  } catch (err) {
+    if (!(err instanceof PtnError)) throw err;
+    return null;
+  }
+}
+
+/** The rows of metadata.json as parsed, whatever rules its values break; null when it is not
+ * a JSON object. */
+function rawMetadataRows(bytes: Uint8Array, tables: PackageTables): MetadataRow[] | null {
+  const value = rawJson(bytes);
+  if (!(value instanceof Map)) return null;
+  return metadataRows([...value.keys()], tables, (name) => {
+    const v = value.get(name) as JsonValue;
+    return [rawKind(v), v];
+  });
+}
+
+/** metadata.json's rows: well-known names first (schema order), then the rest sorted. */
+function metadataRows(names: string[], tables: PackageTables, row: (name: string) => [string, unknown]): MetadataRow[] {
+  const present = new Set(names);
+  const known = new Map(tables.wellKnown.map((w) => [w.name, w.description]));
+  const ordered = [
+    ...tables.wellKnown.filter((w) => present.has(w.name)).map((w) => w.name),
+    ...names.filter((n) => !known.has(n)).sort(byCodePoint),
+  ];
+  return ordered.map((name): MetadataRow => {
+    const [kind, value] = row(name);
+    return { name, kind, value, meaning: known.get(name) ?? null };
+  });
+}
+
+/** Input fed to the inflater at once. */
+const INFLATE_CHUNK = 4 << 20;
+
+/**
+ * The content of deflated member `m`, for inspection only (validation never inflates): never
+ * more than its declared size plus one piece, and null when it breaks that size, is corrupt,
+ * or does not match its CRC-32 (ptn.Package.raw_metadata; ptn repack reports those faults).
+ * One known difference: the host's inflater ignores bytes after the end of the stream,
+ * which ptn refuses.
+ */
+async function inflated(r: Reader, m: Member): Promise<Uint8Array | null> {
+  if (typeof DecompressionStream !== "function") return null;
+  const stream = new DecompressionStream("deflate-raw");
+  const writer = stream.writable.getWriter();
+  const reader = stream.readable.getReader();
+  let ioError: unknown = null;
+  const feeding = (async () => {
+    for (let at = 0; at < m.size; at += INFLATE_CHUNK) {
+      await writer.ready;
+      let piece: Uint8Array<ArrayBuffer>;
+      try {
+        // a copy: the stream takes only ArrayBuffer-backed bytes, a source may return others
+        piece = new Uint8Array(await r.source.read(m.dataOffset + at, Math.min(INFLATE_CHUNK, m.size - at)));
+      } catch (err) {
+        ioError = err;
+        await writer.abort(err); // the reader then fails instead of waiting for more input
+        throw err;
+      }
+      await writer.write(piece);
+    }
+    await writer.close();
+  })();
+  feeding.catch(() => undefined); // a corrupt stream rejects both sides; the reader says so
+  const pieces: Uint8Array[] = [];
+  let produced = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done || value === undefined) break;
+      produced += value.length;
+      if (produced > m.contentSize) {
+        await reader.cancel();
+        return null;
+      }
+      pieces.push(value);
+    }
+    await feeding;
+  } catch {
+    if (ioError !== null) throw ioError;
+    return null; // a corrupt or cut stream: zip-bad-compressed-data for ptn repack
+  }
+  if (produced !== m.contentSize) return null;
+  const out = new Uint8Array(produced);
+  let at = 0;
+  for (const piece of pieces) {
+    out.set(piece, at);
+    at += piece.length;
+  }
+  return crc32(out) === m.crc32 ? out : null;
+}
+
+/** Rethrow what is no finding about the file's content (an I/O failure, a bug). */
+function contentError(err: unknown): PtnError {
+  if (!(err instanceof PtnError) || err.rule === "ptn-io-error") throw err;
+  return err;
+}
+
 async function* stages(
   src: ByteSource,
   opts: ValidateOptions,
   tables: PackageTables,
   inspection: Inspection,
+  parsed: Parsed,
+  admitted: () => number,
+  inspecting: boolean,
 ): AsyncGenerator<RawFinding> {
   const r = new Reader(src, await src.size());
   let members: Member[];
@@ -483,16 +653,15 @@ async function* stages(
   try {
     ({ members, findings: found } = await readMembers(r));
   } catch (err) {
-    if (err instanceof PtnError && err.rule !== "ptn-io-error") {
-      yield fromError(err);
-      return;
-    }
-    throw err;
+    yield fromError(contentError(err));
+    parsed.fastEnd = admitted();
+    return;
   }
   yield* found;
   yield* membershipFindings(members.map((m) => m.name));
   const byName = new Map<string, Member>();
   for (const m of members) byName.set(m.name, m);
+  parsed.members = byName;
   inspection.members = [...byName.values()]
     .sort((a, b) => a.headerOffset - b.headerOffset)
     .map((m): MemberRow => ({
@@ -502,94 +671,147 @@ async function* stages(
       size: m.size,
       data_alignment: alignmentOf(m.dataOffset),
       crc32: m.crc32.toString(16).padStart(8, "0"),
+      method: m.method,
     }));
-  const ptg = byName.get(PTG);
+  // A member whose bytes are not its content (compressed, encrypted) has one finding
+  // already; parsing those bytes would only add false ones.
+  const unreadable = parsed.unreadable;
+  for (const m of byName.values()) {
+    if (m.fault === null) continue;
+    unreadable.set(
+      m.name,
+      found.find((f) => f.member === m.name && f.rule === m.fault) ??
+        raw(m.fault, "error", m.name, null, `member '${m.name}' cannot be read`),
+    );
+  }
+  const readable = (name: string): Member | undefined => (unreadable.has(name) ? undefined : byName.get(name));
+  const ptg = readable(PTG);
   if (ptg !== undefined) {
     const head = await r.bytes(ptg.dataOffset, Math.min(8, ptg.size));
     inspection.program = { size: ptg.size, identifier: String.fromCharCode(...head.subarray(4, 8)) };
     yield* ptgFindings(ptg.size, head);
   }
   let tensors = new Map<string, TensorInfo>();
+  let headerFindings: RawFinding[] = [];
   let dataStart = 0;
-  const st = byName.get(SAFETENSORS);
+  const st = readable(SAFETENSORS);
   if (st !== undefined) {
     try {
       const header = await readHeader(r, st);
       tensors = header.entries;
       dataStart = header.dataStart;
+      headerFindings = header.findings;
+      parsed.tensors = tensors;
       yield* header.findings;
-      inspection.tensors = [];
     } catch (err) {
-      if (!(err instanceof PtnError) || err.rule === "ptn-io-error") throw err;
-      yield fromError(err, SAFETENSORS);
+      const finding = fromError(contentError(err), SAFETENSORS);
+      unreadable.set(SAFETENSORS, finding);
+      yield finding;
     }
   }
-  let aliases = new Map<string, string>();
-  const al = byName.get(ALIASES);
+  const al = readable(ALIASES);
   if (al !== undefined) {
+    // Owners can be checked only against a header that was read; an owner whose entry is
+    // broken is still a key of it (its own finding says what is wrong).
+    const keys = unreadable.has(SAFETENSORS)
+      ? null
+      : new Set([...tensors.keys(), ...brokenKeys(headerFindings).keys()]);
     try {
-      const read = await readAliases(r, al, tensors);
-      aliases = read.aliases;
+      const read = await readAliases(r, al, keys);
+      parsed.aliases = read.aliases;
       yield* read.findings;
     } catch (err) {
-      if (!(err instanceof PtnError) || err.rule === "ptn-io-error") throw err;
-      yield fromError(err, ALIASES);
+      const finding = fromError(contentError(err), ALIASES);
+      unreadable.set(ALIASES, finding);
+      yield finding;
     }
   }
-  const meta = byName.get(METADATA);
+  const meta = readable(METADATA);
   if (meta !== undefined) {
+    let bytes: Uint8Array | undefined;
     try {
-      const md = tables.parseMetadata(await jsonBytes(r, meta));
-      const names = md.names();
-      const present = new Set(names);
-      const known = new Map(tables.wellKnown.map((w) => [w.name, w.description]));
-      const ordered = [
-        ...tables.wellKnown.filter((w) => present.has(w.name)).map((w) => w.name),
-        ...names.filter((n) => !known.has(n)).sort(byCodePoint),
-      ];
-      inspection.metadata = ordered.map(
-        (name): MetadataRow => ({ name, kind: md.kind(name), value: md.value(name), meaning: known.get(name) ?? null }),
-      );
+      bytes = await jsonBytes(r, meta);
+      const md = tables.parseMetadata(bytes);
+      inspection.metadata = metadataRows(md.names(), tables, (name) => [md.kind(name), md.value(name)]);
     } catch (err) {
-      if (!(err instanceof PtnError) || err.rule === "ptn-io-error") throw err;
-      yield fromError(err, METADATA);
+      const error = contentError(err);
+      const finding = fromError(error, METADATA);
+      unreadable.set(METADATA, finding);
+      yield finding;
+      // Values that break a rule are shown as parsed (ptn inspect: raw_metadata).
+      if (inspecting && bytes !== undefined && /^(metadata|llm)-/.test(error.rule)) {
+        inspection.metadata = rawMetadataRows(bytes, tables);
+      }
+    }
+  } else if (inspecting && byName.has(METADATA)) {
+    // A hand-zipped package's metadata.json: shown when it inflates within its declared size
+    // and the JSON limit, and matches its CRC-32; it stays one zip-member-compressed finding.
+    const m = byName.get(METADATA)!;
+    const fault = unreadable.get(METADATA)?.rule;
+    if (fault === "zip-member-compressed" && m.method === METHOD_DEFLATE && m.contentSize <= MAX_JSON_BYTES) {
+      const bytes = await inflated(r, m);
+      if (bytes !== null) inspection.metadata = rawMetadataRows(bytes, tables);
     }
   }
-  if (inspection.tensors !== null) {
-    const rows: TensorRow[] = [];
-    const keys = [...tensors.keys(), ...aliases.keys()].sort(byCodePoint);
-    for (const key of keys) {
-      const owner = aliases.get(key);
-      const info = tensors.get(owner ?? key);
-      if (info === undefined) continue;
-      rows.push({
-        key,
-        dtype: info.dtype,
-        shape: info.shape.map(Number),
-        bytes: Number(info.end - info.begin),
-        alias_of: owner ?? null,
-      });
-    }
-    inspection.tensors = rows;
-    inspection.totals = {
-      constants: rows.length,
-      constant_bytes: rows.filter((t) => t.alias_of === null).reduce((a, t) => a + t.bytes, 0),
-      dedup_saved_bytes: rows.filter((t) => t.alias_of !== null).reduce((a, t) => a + t.bytes, 0),
-    };
-  }
+  parsed.fastEnd = admitted();
   if (opts.deep) {
     const progress: Progress = { done: 0, total: 0, report: opts.onProgress };
-    let checkedTo = 0;
-    for (const m of [...members].sort((a, b) => a.dataOffset - b.dataOffset || a.size - b.size)) {
-      if (m.dataOffset < checkedTo) continue;
-      checkedTo = m.dataOffset + m.size;
-      progress.total += m.size;
-    }
+    const targets = crcTargets(members);
+    for (const m of targets) progress.total += m.size;
     for (const info of tensors.values()) if (info.dtype === "BOOL") progress.total += Number(info.end - info.begin);
     progress.report?.(0, progress.total);
-    yield* await crcFindings(r, members, progress);
+    yield* await crcFindings(r, targets, progress, opts.crc32 ?? crc32);
     if (tensors.size && st !== undefined) yield* await boolFindings(r, st, dataStart, tensors, progress);
   }
+}
+
+/** The inspection's tensors, totals and unreadable parts, from what the fast stages parsed
+ * and found (ptn.Package opened leniently, then `ptn inspect`'s describe). */
+function drawParsed(info: Inspection, parsed: Parsed, fast: readonly RawFinding[]): void {
+  const unreadable = new Map(parsed.unreadable);
+  const firstError = fast.find((f) => f.severity === "error");
+  if (firstError !== undefined && (parsed.members === null || parsed.members.size === 0)) {
+    if (!unreadable.has(PTG)) unreadable.set(PTG, firstError); // no member: nothing is readable
+  }
+  const broken = brokenKeys(fast);
+  for (const [alias, owner] of parsed.aliases) {
+    const finding = broken.get(owner);
+    if (finding !== undefined) broken.set(alias, finding);
+  }
+  const row = (f: RawFinding) => ({
+    rule: f.rule,
+    severity: f.severity,
+    member: f.member,
+    pointer: f.pointer,
+    message: f.message,
+  });
+  info.unreadable = [
+    ...[...unreadable]
+      // metadata.json that parsed is shown as parsed; its findings say what is wrong
+      .filter(([name]) => name !== METADATA || info.metadata === null)
+      .map(([name, f]): UnreadablePart => ({ part: name, ...row(f) })),
+    ...[...broken.keys()]
+      .sort(byCodePoint)
+      .map((key): UnreadablePart => ({ part: `constant ${key}`, key, ...row(broken.get(key)!) })),
+  ];
+  const tensors = parsed.tensors;
+  if (tensors === null) return;
+  const aliases = parsed.aliases;
+  const keys = [...tensors.keys(), ...[...aliases].filter(([, owner]) => tensors.has(owner)).map(([a]) => a)]
+    .filter((k) => !broken.has(k) && !broken.has(aliases.get(k) ?? k))
+    .sort(byCodePoint);
+  const rows: TensorRow[] = [];
+  for (const key of keys) {
+    const owner = aliases.get(key);
+    const t = tensors.get(owner ?? key)!;
+    rows.push({ key, dtype: t.dtype, shape: t.shape.map(Number), bytes: Number(t.end - t.begin), alias_of: owner ?? null });
+  }
+  info.tensors = rows;
+  info.totals = {
+    constants: rows.length,
+    constant_bytes: rows.filter((t) => t.alias_of === null).reduce((a, t) => a + t.bytes, 0),
+    dedup_saved_bytes: rows.filter((t) => t.alias_of !== null).reduce((a, t) => a + t.bytes, 0),
+  };
 }
 
 /** Validate one package and describe it; never throws for the file's content. */
@@ -597,12 +819,24 @@ export async function checkPackage(
   src: ByteSource,
   opts: ValidateOptions,
   tables: PackageTables,
+  inspecting: boolean,
 ): Promise<{ report: FileReport; info: Inspection }> {
-  const info: Inspection = { path: src.name, members: null, program: null, tensors: null, metadata: null, totals: null };
+  const info: Inspection = {
+    path: src.name,
+    valid: false,
+    members: null,
+    program: null,
+    tensors: null,
+    metadata: null,
+    totals: null,
+    unreadable: [],
+    findings: [],
+  };
+  const parsed: Parsed = { members: null, unreadable: new Map(), tensors: null, aliases: new Map(), fastEnd: -1 };
   const findings: RawFinding[] = [];
   const budget = new Budget();
   try {
-    for await (const f of stages(src, opts, tables, info)) {
+    for await (const f of stages(src, opts, tables, info, parsed, () => findings.length, inspecting)) {
       if (budget.admit(f)) findings.push(f);
     }
     findings.push(...budget.summaries());
@@ -616,6 +850,7 @@ export async function checkPackage(
           "TypeScript binding, not a verdict on the file: please report it"));
     }
   }
+  drawParsed(info, parsed, parsed.fastEnd < 0 ? findings : findings.slice(0, parsed.fastEnd));
   const out: Finding[] = findings.map((f) => {
     // Every finding's rule and severity must be those of a rule heading of spec.md (the
     // generated table): anything else is a bug of the binding, reported as one.
@@ -630,10 +865,10 @@ export async function checkPackage(
     }
     return { rule: f.rule, severity: f.severity, member: f.member, pointer: f.pointer, message: f.message };
   });
-  return {
-    report: { path: src.name, valid: !out.some((f) => f.severity === "error"), findings: out },
-    info,
-  };
+  const valid = !out.some((f) => f.severity === "error");
+  info.valid = valid;
+  info.findings = out;
+  return { report: { path: src.name, valid, findings: out }, info };
 }
 
 /** validatePackage and inspectPackage for the tables of one schema (the generated package.ts). */
@@ -642,7 +877,7 @@ export function packageFunctions(tables: PackageTables): {
   inspectPackage(src: ByteSource, opts?: ValidateOptions): Promise<{ report: FileReport; info: Inspection }>;
 } {
   return {
-    validatePackage: async (src, opts = {}) => (await checkPackage(src, opts, tables)).report,
-    inspectPackage: (src, opts = {}) => checkPackage(src, opts, tables),
+    validatePackage: async (src, opts = {}) => (await checkPackage(src, opts, tables, false)).report,
+    inspectPackage: (src, opts = {}) => checkPackage(src, opts, tables, true),
   };
 }
