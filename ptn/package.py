@@ -13,9 +13,8 @@ import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from itertools import chain
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from isal import isal_zlib
 
 from ptn.aliases import resolve
@@ -25,10 +24,21 @@ from ptn.gcpause import gc_paused
 from ptn.json_strict import MAX_JSON_BYTES, parse_json
 from ptn.members import METADATA, PTG, SAFETENSORS
 from ptn.metadata import Metadata
-from ptn.tensors import TensorInfo, tensor_view
+from ptn.st_header import TensorInfo, entry_sizes
 from ptn.validation import Parsed, broken_keys, check_package
 from ptn.zip import Member, read_members
 from ptn.zip.inflate import inflate
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+def tensor_view(buf: Any, data_start: int, info: TensorInfo) -> np.ndarray:
+    """``ptn.tensors.tensor_view``, imported on first use: numpy is needed only for arrays,
+    not to load, validate or inspect a package (its import is a tenth of a second)."""
+    from ptn.tensors import tensor_view as view
+
+    return view(buf, data_start, info)
 
 
 @dataclass(frozen=True)
@@ -42,7 +52,7 @@ class Constant:
     array: np.ndarray
 
 
-class Constants(Mapping[str, np.ndarray]):
+class Constants(Mapping[str, "np.ndarray"]):
     """Lazy mapping key -> zero-copy array; aliases resolve to their owner's bytes."""
 
     def __init__(self, package: Package) -> None:
@@ -207,6 +217,8 @@ class Package:
     def keys(self) -> list[str]:
         """Every readable constant key, owners and aliases, sorted."""
         broken, tensors = self.unreadable_keys, self._parsed.tensors
+        if not self.aliases:  # the common package: no per-key resolve
+            return sorted(k for k in tensors if k not in broken) if broken else sorted(tensors)
         aliases = (a for a, owner in self.aliases.items() if owner in tensors)
         return sorted(
             k
@@ -217,6 +229,12 @@ class Package:
     def owner_keys(self) -> list[str]:
         """Readable keys that own bytes in program.safetensors, sorted."""
         return sorted(k for k in self._parsed.tensors if k not in self.unreadable_keys)
+
+    def owner_sizes(self) -> Iterator[tuple[str, str, int]]:
+        """(key, dtype, bytes) of each readable key that owns bytes, in header order:
+        totals over 10^5 constants without a TensorInfo each (``ptn inspect``)."""
+        broken = self.unreadable_keys
+        return (t for t in entry_sizes(self._parsed.tensors) if t[0] not in broken)
 
     def tensor_info(self, key: str) -> TensorInfo:
         """Header facts of ``key`` (an alias gives its owner's), without viewing any data.

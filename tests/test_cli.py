@@ -630,3 +630,22 @@ def test_inspect_json_is_describe_as_json(monkeypatch: pytest.MonkeyPatch) -> No
     pieces: list[str] = []
     inspect_view.write_json(info, pieces.append)
     assert "".join(pieces) == out
+
+
+def test_inspect_rows_built_when_drawn_are_the_rows(tmp_path: Path) -> None:
+    import numpy as np
+
+    from ptn.cli import inspect_view
+
+    path = tmp_path / "dedup.ptn"
+    w = np.arange(6, dtype=np.float32)
+    ptn.save(path, PROGRAM, {"w": w, "w_copy": w.copy(), "h": np.zeros(3, np.float16)})
+    for source in (TINY, path):
+        with ptn.load(source) as pkg:
+            every = inspect_view.describe(pkg)
+            lazy = inspect_view.describe(pkg, every_row=False)
+        rows = lazy["tensors"]
+        assert list(rows) == every["tensors"] and rows[1:] == every["tensors"][1:]
+        assert lazy["totals"] == every["totals"]
+        assert inspect_view._by_dtype(rows) == inspect_view._by_dtype(every["tensors"])
+    assert every["totals"]["dedup_saved_bytes"] == w.nbytes

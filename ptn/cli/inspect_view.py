@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, overload
 
 from ptn.cli.report import count, safe
 from ptn.errors import PtnError
@@ -20,13 +20,15 @@ def _alignment(offset: int) -> int:
     return align
 
 
-def describe(pkg: Package) -> dict[str, Any]:
+def describe(pkg: Package, *, every_row: bool = True) -> dict[str, Any]:
     """Everything `inspect` shows, as JSON-ready data.
 
     A package opened leniently may be invalid: what could be read is shown as
     usual, each part that could not is listed under ``unreadable`` with the
     finding that says why (``program`` is then null), and ``findings`` holds the
-    whole fast-validation report.
+    whole fast-validation report. Without ``every_row`` the constants are a
+    sequence whose rows are built when read (``render`` draws a few of 10^5);
+    ``--json`` needs each one.
     """
     from ptn_generated.metadata_rules import WELL_KNOWN
 
@@ -46,14 +48,8 @@ def describe(pkg: Package) -> dict[str, Any]:
         {"part": f"constant {key}", "key": key, **finding.to_json()}
         for key, finding in sorted(pkg.unreadable_keys.items())
     ]  # fmt: skip
-    tensors: list[dict[str, Any]] = []
-    for key in pkg.keys():
-        info = pkg.tensor_info(key)
-        tensors.append({
-            "key": key, "dtype": info.dtype, "shape": list(info.shape), "bytes": info.nbytes,
-            "alias_of": pkg.aliases.get(key),
-        })  # fmt: skip
-    owned = sum(t["bytes"] for t in tensors if t["alias_of"] is None)
+    rows = _Rows(pkg, pkg.keys())
+    tensors: Sequence[dict[str, Any]] = rows[:] if every_row else rows
     meta = meta or {}
     ordered = [n for n in WELL_KNOWN if n in meta] + sorted(n for n in meta if n not in WELL_KNOWN)
     return {
@@ -73,13 +69,63 @@ def describe(pkg: Package) -> dict[str, Any]:
         ],
         "totals": {
             "constants": len(tensors),
-            "constant_bytes": owned,
-            "dedup_saved_bytes": sum(t["bytes"] for t in tensors if t["alias_of"] is not None),
+            "constant_bytes": rows.owned,
+            "dedup_saved_bytes": rows.saved,
         },
         "unreadable": unreadable,
         "findings": [f.to_json() for f in pkg.findings],
         "warnings": [f.to_json() for f in pkg.warnings],
     }
+
+
+class _Rows(Sequence[dict[str, Any]]):
+    """The constants' rows, in key order, each built when read; the totals and the
+    counts by dtype are tallied from the header's sizes, with no object per constant."""
+
+    def __init__(self, pkg: Package, keys: list[str]) -> None:
+        self._pkg, self._keys = pkg, keys
+        sizes = {key: (dtype, nbytes) for key, dtype, nbytes in pkg.owner_sizes()}
+        by_dtype: dict[str, list[int]] = {}
+        aliases = pkg.aliases
+        self.owned = self.saved = 0
+        for key in keys:  # a row's facts are its owner's (tensor_info resolves the alias)
+            owner = aliases.get(key)
+            dtype, nbytes = sizes[key if owner is None else owner]
+            _tally(by_dtype, dtype, nbytes)
+            if owner is None:
+                self.owned += nbytes
+            else:
+                self.saved += nbytes
+        self.by_dtype = by_dtype
+        """dtype -> [constants, bytes], aliases included."""
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(index, slice):
+            return [self._row(key) for key in self._keys[index]]
+        return self._row(self._keys[index])
+
+    def _row(self, key: str) -> dict[str, Any]:
+        info = self._pkg.tensor_info(key)
+        return {
+            "key": key, "dtype": info.dtype, "shape": list(info.shape), "bytes": info.nbytes,
+            "alias_of": self._pkg.aliases.get(key),
+        }  # fmt: skip
+
+
+def _tally(by_dtype: dict[str, list[int]], dtype: str, nbytes: int) -> None:
+    tally = by_dtype.get(dtype)
+    if tally is None:
+        by_dtype[dtype] = [1, nbytes]
+    else:
+        tally[0] += 1
+        tally[1] += nbytes
 
 
 def _program(pkg: Package) -> dict[str, Any] | None:
@@ -128,7 +174,7 @@ SHOWN_AT_EACH_END = 20
 """Rows drawn at the start and at the end of a long table (``--all`` draws every row)."""
 
 
-def _shown(rows: list[Any], show_all: bool) -> tuple[list[Any], int, list[Any]]:
+def _shown(rows: Sequence[Any], show_all: bool) -> tuple[Sequence[Any], int, Sequence[Any]]:
     """(first rows, how many are left out, last rows): drawing costs O(rows drawn)."""
     if show_all or len(rows) <= 2 * SHOWN_AT_EACH_END + 1:
         return rows, 0, []
@@ -136,7 +182,7 @@ def _shown(rows: list[Any], show_all: bool) -> tuple[list[Any], int, list[Any]]:
     return rows[:SHOWN_AT_EACH_END], end - SHOWN_AT_EACH_END, rows[end:]
 
 
-def _add_rows(table: Any, rows: list[Any], show_all: bool, row: Any) -> None:
+def _add_rows(table: Any, rows: Sequence[Any], show_all: bool, row: Any) -> None:
     """``row(item)`` for the rows shown; one line saying how many are not, between them."""
     from rich.text import Text
 
@@ -149,13 +195,14 @@ def _add_rows(table: Any, rows: list[Any], show_all: bool, row: Any) -> None:
             table.add_row(*row(item))
 
 
-def _by_dtype(tensors: list[dict[str, Any]]) -> str:
+def _by_dtype(tensors: Sequence[dict[str, Any]]) -> str:
     """``F32 x 3 (12 KiB), ...``: how many constants of each dtype, and their bytes."""
-    counts: dict[str, list[int]] = {}
-    for t in tensors:
-        tally = counts.setdefault(t["dtype"], [0, 0])
-        tally[0] += 1
-        tally[1] += t["bytes"]
+    if isinstance(tensors, _Rows):
+        counts = tensors.by_dtype
+    else:
+        counts = {}
+        for t in tensors:
+            _tally(counts, t["dtype"], t["bytes"])
     return ", ".join(f"{d} x {n:,} ({_size(b)})" for d, (n, b) in sorted(counts.items()))
 
 

@@ -161,7 +161,7 @@ def inspect(path: str, as_json: bool, show_all: bool) -> None:
     from ptn.gcpause import gc_paused
 
     with gc_paused():  # a row per constant: 10^5 dicts that are never garbage
-        info = _open_or_exit(path, describe, strict=False)
+        info = _open_or_exit(path, lambda pkg: describe(pkg, every_row=as_json), strict=False)
         if as_json:
             write_json(info, sys.stdout.write)
         else:
