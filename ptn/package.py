@@ -131,7 +131,15 @@ class Package:
             self._program = self._member_bytes(self._buf, PTG)
         if SAFETENSORS not in self.unreadable:
             self._st = self._member_bytes(self._buf, SAFETENSORS)
-        self.constants = Constants(self)
+
+    @property
+    def constants(self) -> Constants:
+        """Lazy mapping key -> zero-copy array (aliases resolve to their owner's bytes).
+
+        Built on each access, not kept: a package holding it would be a reference cycle,
+        left (with its 10^5 header entries) for the cyclic collector to find and walk.
+        """
+        return Constants(self)
 
     @property
     def valid(self) -> bool:

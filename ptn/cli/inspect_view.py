@@ -84,18 +84,23 @@ class _Rows(Sequence[dict[str, Any]]):
 
     def __init__(self, pkg: Package, keys: list[str]) -> None:
         self._pkg, self._keys = pkg, keys
-        sizes = {key: (dtype, nbytes) for key, dtype, nbytes in pkg.owner_sizes()}
         by_dtype: dict[str, list[int]] = {}
         aliases = pkg.aliases
         self.owned = self.saved = 0
-        for key in keys:  # a row's facts are its owner's (tensor_info resolves the alias)
-            owner = aliases.get(key)
-            dtype, nbytes = sizes[key if owner is None else owner]
-            _tally(by_dtype, dtype, nbytes)
-            if owner is None:
+        if not aliases:  # the keys are the readable owners
+            for _, dtype, nbytes in pkg.owner_sizes():
+                _tally(by_dtype, dtype, nbytes)
                 self.owned += nbytes
-            else:
-                self.saved += nbytes
+        else:
+            sizes = {key: (dtype, nbytes) for key, dtype, nbytes in pkg.owner_sizes()}
+            for key in keys:  # a row's facts are its owner's (tensor_info resolves the alias)
+                owner = aliases.get(key)
+                dtype, nbytes = sizes[key if owner is None else owner]
+                _tally(by_dtype, dtype, nbytes)
+                if owner is None:
+                    self.owned += nbytes
+                else:
+                    self.saved += nbytes
         self.by_dtype = by_dtype
         """dtype -> [constants, bytes], aliases included."""
 

@@ -166,7 +166,9 @@ def inspect(path: str, as_json: bool, show_all: bool) -> None:
             write_json(info, sys.stdout.write)
         else:
             render(info, show_all)
-    sys.exit(0 if info["valid"] else 1)
+        valid = info["valid"]
+        del info  # freed by reference counts while paused: the collector never walks the rows
+    sys.exit(0 if valid else 1)
 
 
 def _open_or_exit(path: str, action, *, strict: bool = True):  # type: ignore[no-untyped-def]
