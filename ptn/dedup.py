@@ -29,13 +29,16 @@ def _sample(data: memoryview) -> bytes:
 
 
 def fold_duplicates(
-    tensors: Mapping[str, np.ndarray], mutable: Collection[str] = ()
+    tensors: Mapping[str, np.ndarray],
+    mutable: Collection[str] = (),
+    views: Mapping[str, memoryview] | None = None,
 ) -> tuple[dict[str, np.ndarray], dict[str, str]]:
     """Store content-identical immutable tensors once.
 
     Returns (owners: key -> array, aliases: key -> owner key). Tensors fold when
     dtype, shape and bytes are equal; the first key in sorted order owns.
-    Mutable keys are never folded, neither as alias nor as owner.
+    Mutable keys are never folded, neither as alias nor as owner. ``views``: each
+    tensor's ``tensor_bytes``, when the caller has them already (a save writes them).
     """
     mutable = set(mutable)
     # Cheap signature first (dtype, shape, three 4 KiB samples): only tensors that
@@ -43,8 +46,9 @@ def fold_duplicates(
     groups: dict[tuple[str, tuple[int, ...], bytes], list[tuple[str, memoryview]]] = {}
     for key in sorted(tensors):
         if key not in mutable:
-            data = tensor_bytes(tensors[key])
-            signature = (dtype_of(tensors[key]), tuple(np.shape(tensors[key])), _sample(data))
+            array = tensors[key]
+            data = tensor_bytes(array) if views is None else views[key]
+            signature = (dtype_of(array), tuple(np.shape(array)), _sample(data))
             groups.setdefault(signature, []).append((key, data))
     aliases: dict[str, str] = {}
     for group in groups.values():

@@ -114,13 +114,14 @@ def dtype_name(dtype: Any) -> str:
 
 
 def dtype_of(array: np.ndarray) -> str:
-    return dtype_name(np.asarray(array).dtype)
+    dtype = array.dtype if type(array) is np.ndarray else np.asarray(array).dtype
+    return _NAMES.get(dtype) or dtype_name(dtype)
 
 
 def tensor_bytes(array: np.ndarray) -> memoryview:
     """Little-endian C-contiguous bytes of ``array``; copies only when it must."""
-    a = np.asarray(array)
-    name = dtype_of(a)
+    a = array if type(array) is np.ndarray else np.asarray(array)
+    name = _NAMES.get(a.dtype) or dtype_name(a.dtype)
     if a.dtype.byteorder == ">" or not a.flags.c_contiguous:
         a = np.ascontiguousarray(a, dtype=_numpy_dtype(name))
     elif a.size and name != "BF16":  # the buffer protocol: a third of the numpy route

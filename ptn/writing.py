@@ -168,15 +168,14 @@ def _save(
     with _write_failed(path, "preparing"):
         meta = _metadata_to_write(metadata)
         arrays = _check_inputs(program, constants or {}, mutable)
-        owners, aliases = fold_duplicates(arrays, mutable)
+        views = {key: tensor_bytes(array) for key, array in arrays.items()}  # once each
+        owners, aliases = fold_duplicates(arrays, mutable, views)
         prefix, layout = plan_layout(
-            [(k, dtype_of(a), tuple(a.shape), a.nbytes) for k, a in owners.items()]
+            [(k, dtype_of(a), a.shape, a.nbytes) for k, a in owners.items()]
         )
     members: list[MemberSource] = [(PTG, [memoryview(program)], len(program))]
     if owners:
-        chunks: Iterable[bytes | memoryview] = chain(
-            [prefix], (tensor_bytes(owners[key]) for key, _, _ in layout)
-        )
+        chunks: Iterable[bytes | memoryview] = chain([prefix], (views[key] for key, _, _ in layout))
         members.append(
             (SAFETENSORS, chunks, len(prefix) + sum(owners[k].nbytes for k, _, _ in layout))
         )
