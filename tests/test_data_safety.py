@@ -257,17 +257,19 @@ WRITER = textwrap.dedent(
     """
     import sys, time
     import numpy as np
-    import ptn, ptn.writing
+    import ptn, ptn.zip.writer
     path, marker = sys.argv[1], sys.argv[2]
-    real = ptn.writing.tensor_bytes
-    calls = []
-    def slow(array):
-        calls.append(1)
-        if len(calls) == 2:  # one tensor is in the temporary file: stall mid-write
-            open(marker, "w").close()
-            time.sleep(60)
-        return real(array)
-    ptn.writing.tensor_bytes = slow
+    real = ptn.zip.writer.byte_view
+    tensors = []
+    def slow(data):
+        view = real(data)
+        if view.nbytes == 1 << 20:  # a tensor's bytes, as the writer takes them
+            tensors.append(1)
+            if len(tensors) == 2:  # one tensor is in the temporary file: stall mid-write
+                open(marker, "w").close()
+                time.sleep(60)
+        return view
+    ptn.zip.writer.byte_view = slow
     ptn.save(path, b"\\x10\\x00\\x00\\x00NPTG" + bytes(56),
              {f"t{i}": np.full(1 << 18, i, np.float32) for i in range(4)})
     """
