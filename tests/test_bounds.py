@@ -399,7 +399,7 @@ def test_workers_keep_input_order_with_a_bounded_window(tmp_path: Path) -> None:
 # -- F. the fuzz harness, a short bounded run ----------------------------------------------
 
 
-@settings(max_examples=60, deadline=5_000, suppress_health_check=list(HealthCheck))
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=mutated())
 def test_fuzz_harness_short_run(data: bytes) -> None:
     check_bytes(data)
