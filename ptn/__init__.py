@@ -15,8 +15,10 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "BrokenHardLinks": "ptn.atomic",
     "Finding": "ptn.errors",
+    "InvalidPackageError": "ptn.errors",
     "PtnError": "ptn.errors",
     "Report": "ptn.errors",
+    "diff": "ptn.diffing",
     "parse_json": "ptn.json_strict",
     "Metadata": "ptn.metadata",
     "Package": "ptn.package",
@@ -26,26 +28,31 @@ _EXPORTS = {
     "rewrite_metadata": "ptn.writing",
     "load": "ptn.package",
     "read_metadata": "ptn.package",
+    "repack": "ptn.writing",
     "save": "ptn.writing",
     "validate": "ptn.validation",
 }
 # safetensors-style load_file/save_file: ``ptn.torch`` (torch imported only when
-# called) and ``ptn.numpy``; ``ptn.llm``: metadata from a Hugging Face config.json.
-_SUBMODULES = ("llm", "numpy", "torch")
+# called) and ``ptn.numpy``; ``ptn.llm``: metadata from a Hugging Face config.json;
+# ``ptn.batch``: validate_many on Dask; ``ptn.sources``: remote byte sources, TransferStats.
+_SUBMODULES = ("batch", "llm", "numpy", "sources", "torch")
 
 __all__ = [
     "SPEC_VERSION",
     "BrokenHardLinks",
     "Finding",
+    "InvalidPackageError",
     "Metadata",
     "Package",
     "PtnError",
     "PtnMetadata",
     "Report",
+    "diff",
     "edit_metadata",
     "load",
     "parse_json",
     "read_metadata",
+    "repack",
     "rewrite_metadata",
     "save",
     "validate",
@@ -53,12 +60,13 @@ __all__ = [
 
 if TYPE_CHECKING:
     from ptn.atomic import BrokenHardLinks
-    from ptn.errors import Finding, PtnError, Report
+    from ptn.diffing import diff
+    from ptn.errors import Finding, InvalidPackageError, PtnError, Report
     from ptn.json_strict import parse_json
     from ptn.metadata import Metadata
     from ptn.package import Package, load, read_metadata
     from ptn.validation import validate
-    from ptn.writing import edit_metadata, rewrite_metadata, save
+    from ptn.writing import edit_metadata, repack, rewrite_metadata, save
     from ptn_generated.metadata_model import PtnMetadata
 
 

@@ -33,9 +33,9 @@ def _entry_problem(alias: Any, owner: Any, tensor_keys: Collection[str] | None) 
 
 
 def read_aliases(
-    data: bytes | bytearray | memoryview, tensor_keys: Collection[str]
+    data: bytes | bytearray | memoryview, tensor_keys: Collection[str] | None
 ) -> tuple[dict[str, str], list[Finding]]:
-    """Validate ``aliases.json`` against the safetensors keys.
+    """Validate ``aliases.json`` against the safetensors keys (None: they are unknown).
 
     Returns (the entries that break no rule, findings). Raises ``PtnError`` for
     a ``json-*`` rule or ``aliases-not-object``.
@@ -45,7 +45,11 @@ def read_aliases(
         raise PtnError(
             "aliases-not-object", "aliases.json is not a JSON object", member=MEMBER, pointer=""
         )
-    keys = tensor_keys if isinstance(tensor_keys, (set, frozenset, dict)) else set(tensor_keys)
+    keys = (
+        tensor_keys
+        if tensor_keys is None or isinstance(tensor_keys, (set, frozenset, dict))
+        else set(tensor_keys)
+    )
     findings = FindingBudget()  # a million bad entries must not cost a million findings
     if not value:
         findings.append(

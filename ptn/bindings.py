@@ -16,7 +16,7 @@ from ptn.schemas import REPO_ROOT
 # products such as dist/, node_modules/ or build/).
 FILES = {
     "cpp": ("*.cpp", "include/ptn/*.hpp"),
-    "typescript": ("*.json", "*.mjs", "src/*.ts"),
+    "typescript": ("*.json", "*.mjs", "bin/*.mjs", "src/*.ts"),
 }
 LANGUAGES = tuple(sorted(FILES))
 _SHIPPED = Path(__file__).resolve().parent / "_bindings"

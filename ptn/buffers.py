@@ -93,6 +93,21 @@ def mapped(path: str | os.PathLike[str]) -> Iterator[memoryview]:
             close_mapping(view, mm)
 
 
+def release_pages(mm: mmap.mmap, start: int, length: int) -> None:
+    """Drop ``[start, start + length)`` of a read-only mapping from this process's RSS.
+
+    The pages stay in the kernel's page cache and are read again if touched, so a
+    reader streaming a large file keeps its resident memory at one chunk. Only for
+    shared read-only mappings (on a copy-on-write one it would discard writes); a
+    no-op where madvise is missing.
+    """
+    advice = getattr(mmap, "MADV_DONTNEED", None)
+    if advice is None or length <= 0:
+        return
+    first = start - start % mmap.PAGESIZE
+    mm.madvise(advice, first, start + length - first)
+
+
 def close_mapping(view: memoryview, mm: mmap.mmap) -> None:
     """Unmap now if nothing still points into the mapping, else when the last view goes.
 

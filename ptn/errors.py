@@ -118,6 +118,19 @@ def first_error(findings: Iterable[Finding]) -> PtnError | None:
     return None
 
 
+class InvalidPackageError(PtnError):
+    """A package breaks rules that the operation cannot work around (or would write).
+
+    ``rule`` and ``message`` are the first such error's; ``findings`` lists them all
+    (within the findings budget), for a caller that shows the whole picture.
+    """
+
+    def __init__(self, findings: list[Finding], message: str) -> None:
+        first = next(f for f in findings if f.severity == "error")
+        super().__init__(first.rule, message, member=first.member, pointer=first.pointer)
+        self.findings = findings
+
+
 class PtnIOError(OSError, PtnError):
     """``ptn-io-error``: the file could not be opened, mapped or read.
 

@@ -1,7 +1,10 @@
 """Strict JSON: RFC 8259 grammar plus the I-JSON rules (RFC 7493).
 
-Python's ``json`` module does the tokenising (its grammar is RFC 8259's, and it
-is C-fast); this module closes its gaps: it accepts ``NaN``/``Infinity``,
+jiter (Rust, under pydantic) parses valid documents: it applies every rule of the
+grammar and most I-JSON ones and is 2-7x faster than ``json`` on numbers. Anything
+it rejects is parsed again by Python's ``json`` module with the hooks below, which
+name the rule, the pointer and the message. ``json``'s grammar is RFC 8259's; the
+hooks close its gaps: it accepts ``NaN``/``Infinity``,
 invalid UTF-8 is the caller's problem, duplicate names silently keep the last,
 ``1e400`` becomes ``inf``, lone surrogates pass through and deep nesting raises
 ``RecursionError``. Number tokens keep their kind: an integer token becomes an
@@ -16,6 +19,8 @@ import re
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any
+
+from jiter import from_json
 
 from ptn.errors import PtnError, pointer
 
@@ -35,6 +40,8 @@ _SAFE_INT_DIGITS = 640
 _ESCAPED_SURROGATE = re.compile(r"\\u[dD][89abcdefABCDEF]")
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _INFINITIES = (math.inf, -math.inf)
+# The fast parser; None runs the json-module path alone (the tests compare the two).
+_jiter: Callable[..., Any] | None = from_json
 
 
 def _reject_constant(token: str) -> Any:
@@ -98,9 +105,10 @@ def _decoder(check_names: bool) -> json.JSONDecoder:
     return _DECODERS[check_names, sys.get_int_max_str_digits() != MAX_INT_DIGITS]
 
 
-def _name_count(value: Any, text: str) -> int:
-    """How many names the objects of ``value`` hold, all levels (no recursion)."""
-    if type(value) is dict and text.count("{") == 1:
+def _name_count(value: Any, braces: int) -> int:
+    """How many names the objects of ``value`` hold, all levels (no recursion); ``braces``
+    counts the '{' of its text."""
+    if type(value) is dict and braces == 1:
         return len(value)  # one object (metadata, aliases): no walk over its lists
     total = 0
     stack = [value]
@@ -294,6 +302,27 @@ def _parse(
         )
     if view[:3] == b"\xef\xbb\xbf":
         raise PtnError("json-bom", "document starts with a byte order mark; remove it")
+    if _jiter is not None:
+        # jiter (Rust) checks UTF-8, rejects NaN/Infinity, lone surrogates, integers past
+        # MAX_INT_DIGITS (or the interpreter's limit) and nesting past 200, and keeps int
+        # and float tokens apart, all as json.loads does otherwise: whatever it accepts,
+        # the hooks below accept as the same value. On any failure they decide, so every
+        # rejection keeps its rule, pointer and message.
+        raw = data if type(data) is bytes else view.tobytes()
+        try:
+            # No string cache: faster here at 1k and 100k names, and no memory kept.
+            value = _jiter(raw, allow_inf_nan=False, cache_mode="none")
+            # Names and ':' do not add up only for duplicates or a ':' inside a string.
+            if unique_names and raw.count(b":") != _name_count(value, raw.count(b"{")):
+                del value
+                value = _jiter(
+                    raw, allow_inf_nan=False, cache_mode="none", catch_duplicate_keys=True
+                )
+        except ValueError:
+            value = None
+        else:
+            return _checked(value, shallow, lambda: None)
+        del raw, value
     try:
         text = str(view, "utf-8")  # straight from the caller's buffer: no bytes copy
     except UnicodeDecodeError as exc:
@@ -311,22 +340,30 @@ def _parse(
         raise
     # Every ':' outside strings separates one name from its value: if as many names
     # survived, no object lost a duplicate (and no string held a ':').
-    if unique_names and text.count(":") != _name_count(value, text):
+    if unique_names and text.count(":") != _name_count(value, text.count("{")):
         del value  # not two trees at once
         try:
             value = _decode(decoder, text)
         except PtnError:
             _check_parse_cap(decoder, text)
             raise
-    if type(value) is float and value in _INFINITIES:
-        raise PtnError("json-number-overflow", "the number overflows binary64 to infinity")
-    if _ESCAPED_SURROGATE.search(text):
+    if _ESCAPED_SURROGATE.search(text):  # (a document of one float holds no string)
         _check_parse_cap(decoder, text)  # reaching the cap comes before surrogates
         _check_surrogates(value)
+    return _checked(value, shallow, lambda: _check_parse_cap(decoder, text))
+
+
+def _checked(
+    value: Any, shallow: Callable[[Any], bool] | None, cap: Callable[[], None]
+) -> tuple[Any, bool]:
+    """What the parsers leave to the caller: floats that overflowed and nesting past
+    MAX_DEPTH; ``cap()`` raises first if an earlier rule (the parse cap) fails."""
+    if type(value) is float and value in _INFINITIES:
+        raise PtnError("json-number-overflow", "the number overflows binary64 to infinity")
     vouched = shallow is not None and shallow(value)
     error = _scan(value, 1) if not vouched and type(value) in (list, dict) else None
     if error:
-        _check_parse_cap(decoder, text)  # so does reaching it before an overflow (step 2)
+        cap()  # so does reaching it before an overflow (step 2)
         raise error
     return value, vouched
 

@@ -16,8 +16,8 @@ import math
 import re
 import sys
 from collections.abc import Iterator, Mapping
-from itertools import compress, repeat
-from operator import is_
+from itertools import chain, compress, repeat
+from operator import is_, itemgetter
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ptn.errors import PtnError, pointer
@@ -185,49 +185,103 @@ def _of_type(values: list[Any], types: list[type], wanted: type) -> list[Any]:
     return list(compress(values, map(is_, types, repeat(wanted))))
 
 
-def _flat_and_typed(values: dict[str, Any]) -> bool:
-    """Fast pre-check of parsed JSON: True only if every name and value is certainly fine.
+def _flat_and_typed(values: dict[str, Any], strings: bool = False) -> bool:
+    """Fast pre-check: True only if every name and value is certainly fine.
 
-    It also vouches for parse_json_fast: no nesting below a list, no infinity. False
-    sends the document through the slow path, which names the rule (or normalises
-    an int/float list). Everything here runs as C loops (map, compress, min, max) and
-    allocates little in proportion to the document: the names are matched at once by
-    a regex that keeps no state per name, and lists are checked in place, not gathered.
+    ``values`` is the caller's own fresh dict: a list mixing integers and floats is
+    replaced in it by its floats, as the slow path stores it. ``strings``: check strings
+    for lone surrogates (parsed JSON holds none). On parsed JSON it also vouches for
+    parse_json_fast: no nesting below a list, no infinity. False sends the document
+    through the slow path, which names the rule. Everything here runs as C loops (map,
+    compress, chain, min, max) and allocates a few pointers per name: the names are
+    matched at once by a regex that keeps no state per name, and list items are checked
+    in place, not gathered.
     """
     if max(map(len, values), default=0) > _NAME_MAX:
         return False
     joined = "\x00".join(values)
     if not _ALL_NAMES.fullmatch(joined) or joined.count("\x00") != len(values) - 1:
         return False
+    return _values_fine(values, strings)
+
+
+def _values_fine(values: dict[str, Any], strings: bool) -> bool:
+    """The value half of _flat_and_typed."""
     items = list(values.values())
     types = list(map(type, items))
     if not set(types) <= _SAFE_VALUE_KINDS:
         return False
-    ints = _of_type(items, types, int)
-    floats = _of_type(items, types, float)
-    for value in _of_type(items, types, list):
-        kinds = set(map(type, value))
-        if len(kinds) > 1 or not kinds <= _SAFE_ITEM_KINDS:
+    lists = list(filter(None, _of_type(items, types, list)))  # an empty list is fine
+    firsts = list(map(type, map(itemgetter(0), lists)))
+
+    def in_lists(kind: type) -> Iterator[Any]:
+        """The items of the lists that start with this type, without gathering them."""
+        return chain.from_iterable(compress(lists, map(is_, firsts, repeat(kind))))
+
+    def every(kind: type) -> Iterator[Any]:
+        """Each value of this type, alone or in a list of them."""
+        return chain(_of_type(items, types, kind), in_lists(kind))
+
+    for kind in set(firsts):
+        if kind not in _SAFE_ITEM_KINDS:
             return False
-        numbers = ints if int in kinds else floats if float in kinds else None
-        if numbers is None:
-            continue
-        if len(value) <= _GATHER:  # many short lists: one check for all of them
-            numbers.extend(value)
-        elif not _finite_int64(value, numbers is ints):  # a long one: in place, no copy
-            return False
-    return _finite_int64(ints, True) and _finite_int64(floats, False)
+        if set(map(type, in_lists(kind))) != {kind}:  # a list holds another kind too
+            return _unmixed(values, types) and _values_fine(values, strings)
+
+    if strings and LONE_SURROGATE.search("".join(every(str))):
+        return False
+    return (
+        INT64_MIN <= min(every(int), default=0)
+        and max(every(int), default=0) <= INT64_MAX
+        and all(map(math.isfinite, every(float)))
+    )
 
 
-_GATHER = 4096
+def _unmixed(values: dict[str, Any], types: list[type]) -> bool:
+    """Replace each list of integers and floats in ``values`` by its floats (the slow path
+    stores them so); False if some list mixes other kinds or holds an unfit number."""
+    for name in _of_type(list(values), types, list):
+        kinds = set(map(type, values[name]))
+        if len(kinds) > 1:
+            floats = _as_floats(values[name]) if kinds == _NUMBERS else None
+            if floats is None:
+                return False
+            values[name] = floats
+    return True
 
 
-def _finite_int64(numbers: list[Any], ints: bool) -> bool:
-    if not numbers:
-        return True
-    if ints:
-        return INT64_MIN <= min(numbers) and max(numbers) <= INT64_MAX
-    return not any(map(math.isinf, numbers))
+_NUMBERS = frozenset((int, float))
+
+
+def _as_floats(value: list[Any]) -> list[float] | None:
+    """A list of integers (each an int64) and finite floats as floats, else None."""
+    try:
+        floats = list(map(float, value))
+    except OverflowError:  # an integer past binary64
+        return None
+    if not all(map(math.isfinite, floats)):
+        return None
+    if max(floats) >= _CERTAIN or min(floats) <= -_CERTAIN:  # then the integers, exactly
+        ints = _of_type(value, list(map(type, value)), int)
+        if ints and not (INT64_MIN <= min(ints) and max(ints) <= INT64_MAX):
+            return None
+    return floats
+
+
+_CERTAIN = 2.0**62  # a float below it in magnitude comes from an int64 if from an integer
+
+
+def _fresh_copy(mapping: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A dict of ``mapping`` with its lists and tuples copied as lists (a ``Metadata``
+    never shares a list with its caller), if _flat_and_typed vouches for it; else None."""
+    values = dict(mapping)
+    if not set(map(type, values)) <= {str}:
+        return None
+    names = list(values)
+    types = list(map(type, values.values()))
+    sequences = _of_type(names, types, list) + _of_type(names, types, tuple)
+    values.update(zip(sequences, map(list, map(values.__getitem__, sequences)), strict=True))
+    return values if _flat_and_typed(values, strings=True) else None
 
 
 def _shallow(value: Any) -> bool:
@@ -248,9 +302,10 @@ def check_values(mapping: Any, prechecked: bool = False) -> dict[str, Stored]:
             member=MEMBER,
             pointer="",
         )
-    if prechecked:
-        values: dict[str, Any] = mapping  # type: ignore[assignment]
-    else:
+    # prechecked: parse_json's own dict, which _flat_and_typed passed.
+    values: dict[str, Any] | None
+    values = mapping if prechecked else _fresh_copy(mapping)  # type: ignore[assignment]
+    if values is None:  # the slow path: one value at a time, naming the first that fails
         values = {}
         for name, raw in mapping.items():
             _check_name(name)

@@ -13,21 +13,21 @@ import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from itertools import chain
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+from isal import isal_zlib
 
 from ptn.aliases import resolve
-from ptn.buffers import close_mapping, map_fd, map_file, open_regular
-from ptn.errors import PtnError, first_error
+from ptn.buffers import close_mapping, map_fd, map_file, open_regular, release_pages
+from ptn.errors import Finding, PtnError, Report, first_error
+from ptn.json_strict import MAX_JSON_BYTES, parse_json
 from ptn.members import METADATA, PTG, SAFETENSORS
 from ptn.metadata import Metadata
 from ptn.tensors import TensorInfo, tensor_view
-from ptn.validation import check_package
+from ptn.validation import Parsed, broken_keys, check_package
 from ptn.zip import Member, read_members
-
-if TYPE_CHECKING:
-    pass
+from ptn.zip.inflate import inflate
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,15 @@ def _count(n: int, noun: str) -> str:
 
 
 class Package:
-    """An open, structurally valid package. Use as a context manager or call ``close``.
+    """An open package. Use as a context manager or call ``close``.
+
+    Strict (the default): the package is structurally valid, or opening it
+    raised ``PtnError`` with its first error. Lenient (``strict=False``, for
+    forensics): it opens whatever the file lets ptn read and carries the whole
+    report (``findings``, ``valid``, ``report``); ``unreadable`` and
+    ``unreadable_keys`` say what could not be read, and a typed read of such a
+    part (``program``, ``constant``, ``metadata``...) raises ``PtnError`` with
+    the rule that broke it.
 
     The file is mapped read-only for validation and for ``constants``; the open
     descriptor is kept, so writable views (``constant(key, writable=True)``,
@@ -70,10 +78,15 @@ class Package:
     the same path since.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, _fd: int | None = None) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, strict: bool = True, _fd: int | None = None
+    ) -> None:
         self.path = os.fspath(path)
+        self.strict = strict
         self._mmap: mmap.mmap | None = None
         self._cow: tuple[mmap.mmap, memoryview] | None = None
+        self._program: memoryview | None = None
+        self._st = memoryview(b"")
         self._fd = os.dup(_fd) if _fd is not None else open_regular(self.path)
         try:
             self._open()
@@ -82,40 +95,143 @@ class Package:
             raise
 
     def _open(self) -> None:
-        mm, self._buf = map_fd(self._fd, self.path)
-        if mm is None:
-            raise PtnError("zip-not-a-zip", "the file is empty; a package is a zip archive")
-        self._mmap = mm
-        findings, parsed = check_package(self._buf)
+        self._mmap, self._buf = map_fd(self._fd, self.path)  # an empty file: no mapping
+        self._adopt(*check_package(self._buf))
+
+    def _adopt(self, findings: list[Finding], parsed: Parsed) -> None:
+        """Keep what validation parsed (strict: raise its first error instead)."""
         error = first_error(findings)
-        if error is not None:
+        if error is not None and self.strict:
             raise error
+        self.findings: list[Finding] = findings
         self.warnings = [f for f in findings if f.severity == "warning"]
         self._parsed = parsed
         self.members: dict[str, Member] = dict(parsed.members)
         self.aliases: dict[str, str] = dict(parsed.aliases)
-        self.metadata: Metadata | None = parsed.metadata
-        ptg = parsed.members[PTG]
-        self.program = self._buf[ptg.data_offset : ptg.data_offset + ptg.size]
-        self._st = self._member_bytes(self._buf, SAFETENSORS)
+        self.unreadable: dict[str, Finding] = dict(parsed.unreadable)
+        """Members present whose content could not be read, each with the finding why."""
+        if error is not None and not parsed.members:  # no directory: nothing is readable
+            self.unreadable.setdefault(PTG, error.finding)
+        broken = broken_keys(findings)
+        broken.update({a: broken[o] for a, o in self.aliases.items() if o in broken})
+        self.unreadable_keys: dict[str, Finding] = broken
+        """Keys whose entry, alias entry or owner breaks a rule, each with the finding."""
+        if PTG in self.members and PTG not in self.unreadable:
+            self._program = self._member_bytes(self._buf, PTG)
+        if SAFETENSORS not in self.unreadable:
+            self._st = self._member_bytes(self._buf, SAFETENSORS)
         self.constants = Constants(self)
+
+    @property
+    def valid(self) -> bool:
+        """No error was found (always True for a strictly loaded package)."""
+        return not any(f.severity == "error" for f in self.findings)
+
+    @property
+    def report(self) -> Report:
+        """The findings of the fast validation this package was opened with."""
+        return Report(self.path, list(self.findings))
+
+    def _unreadable_error(self, name: str) -> PtnError | None:
+        finding = self.unreadable.get(name)
+        return None if finding is None else _error_of(finding)
+
+    @property
+    def program(self) -> memoryview:
+        """The bytes of program.ptg (a view of the mapping); PtnError when unreadable."""
+        if self._program is None:
+            error = self._unreadable_error(PTG) or PtnError(
+                "ptn-missing-ptg", "program.ptg is missing; every package needs it", member=PTG
+            )
+            raise error
+        return self._program
+
+    @property
+    def metadata(self) -> Metadata | None:
+        """The validated metadata, None when there is no metadata.json.
+
+        PtnError (its rule) when metadata.json is there but breaks a rule;
+        ``raw_metadata()`` then still shows what parsed.
+        """
+        error = self._unreadable_error(METADATA)
+        if error is not None:
+            raise error
+        return self._parsed.metadata
+
+    def raw_metadata(self) -> dict[str, Any] | None:
+        """metadata.json as parsed JSON, whatever rules its values break (None: absent).
+
+        For forensics and repair: PtnError only when the member cannot be read
+        or is not a JSON object (``json-*``, ``metadata-not-object``, a zip fault).
+        A deflated metadata.json (a hand-zipped package) is inflated, never past
+        its declared size nor the JSON size limit, and checked against its CRC-32.
+        """
+        if self._parsed.metadata is not None:
+            return self._parsed.metadata.to_dict()
+        member = self.members.get(METADATA)
+        if member is None:
+            return None
+        finding = self.unreadable.get(METADATA)
+        if finding is None or finding.rule.startswith(("metadata-", "llm-")):
+            data: bytes | memoryview = self._member_bytes(self._buf, METADATA)
+        elif finding.rule == "zip-member-compressed":
+            data = self._inflated(member, finding)
+        else:
+            raise _error_of(finding)
+        value = parse_json(data, member=METADATA)
+        if type(value) is not dict:
+            raise PtnError(
+                "metadata-not-object", "metadata.json is not a JSON object", member=METADATA
+            )
+        return value
+
+    def _inflated(self, member: Member, fault: Finding) -> bytes:
+        """A deflated JSON member's content: bounded by the JSON size limit, CRC-checked."""
+        if member.content_size > MAX_JSON_BYTES:
+            raise _error_of(fault)
+        data = b"".join(inflate(self._buf, member))
+        if isal_zlib.crc32(data) != member.crc32:
+            raise PtnError(
+                "zip-crc-mismatch",
+                f"the inflated content of '{member.name}' does not match its CRC-32 "
+                f"{member.crc32:08x}: it was altered or corrupted",
+                member=member.name,
+            )
+        return data
 
     def _member_bytes(self, buf: memoryview, name: str) -> memoryview:
         m = self._parsed.members.get(name)
         return buf[m.data_offset : m.data_offset + m.size] if m else memoryview(b"")
 
     def keys(self) -> list[str]:
-        """Every constant key, owners and aliases, sorted."""
-        return sorted(chain(self._parsed.tensors, self.aliases))
+        """Every readable constant key, owners and aliases, sorted."""
+        broken, tensors = self.unreadable_keys, self._parsed.tensors
+        aliases = (a for a, owner in self.aliases.items() if owner in tensors)
+        return sorted(
+            k
+            for k in chain(tensors, aliases)
+            if k not in broken and resolve(self.aliases, k) not in broken
+        )
 
     def owner_keys(self) -> list[str]:
-        """Keys that own bytes in program.safetensors, sorted."""
-        return sorted(self._parsed.tensors)
+        """Readable keys that own bytes in program.safetensors, sorted."""
+        return sorted(k for k in self._parsed.tensors if k not in self.unreadable_keys)
 
     def tensor_info(self, key: str) -> TensorInfo:
-        """Header facts of ``key`` (an alias gives its owner's), without viewing any data."""
-        info = self._parsed.tensors.get(resolve(self.aliases, key))
+        """Header facts of ``key`` (an alias gives its owner's), without viewing any data.
+
+        KeyError when there is no such key; PtnError when its entry (or the whole
+        safetensors member) could not be read (lenient packages only).
+        """
+        owner = resolve(self.aliases, key)
+        for broken in (key, owner):
+            if broken in self.unreadable_keys:
+                raise _error_of(self.unreadable_keys[broken])
+        info = self._parsed.tensors.get(owner)
         if info is None:
+            error = self._unreadable_error(SAFETENSORS)
+            if error is not None:
+                raise error
             raise KeyError(key)
         return info
 
@@ -135,6 +251,27 @@ class Package:
         else:
             array = self._alias_view(info)
         return Constant(key, info.key, info.dtype, info.shape, array)
+
+    def constant_chunks(self, key: str, size: int) -> Iterator[memoryview]:
+        """The stored bytes of ``key`` (an alias: its owner's), ``size`` bytes at a time.
+
+        Without numpy, whatever the dtype or rank. Each chunk is a read-only view of
+        the mapping; once the next is asked for, the pages read so far are dropped
+        from this process's resident memory (they stay in the page cache), so
+        streaming a 10 GiB constant does not grow RSS by 10 GiB (``ptn.diff``).
+        """
+        if size < 1:
+            raise ValueError(f"size must be a positive number of bytes, not {size!r}")
+        info = self.tensor_info(key)
+        if self._mmap is None:
+            raise ValueError("the package is closed")
+        begin = self._parsed.members[SAFETENSORS].data_offset + self._parsed.data_start
+        return self._chunks(self._mmap, begin + info.begin, begin + info.end, size)
+
+    def _chunks(self, mm: mmap.mmap, begin: int, end: int, size: int) -> Iterator[memoryview]:
+        for at in range(begin, end, size):
+            yield self._buf[at : min(at + size, end)]
+            release_pages(mm, at, min(size, end - at))
 
     def _cow_st(self) -> memoryview:
         if self._cow is None:
@@ -171,11 +308,12 @@ class Package:
         return {key: to_torch(self.constant(key, writable=True).array) for key in self.keys()}
 
     def _metadata(self) -> Metadata:
-        if self.metadata is None:
+        metadata = self.metadata
+        if metadata is None:
             raise PtnError(
                 "metadata-missing-name", "the package has no metadata.json", member=METADATA
             )
-        return self.metadata
+        return metadata
 
     def metadata_int(self, name: str, **bounds: int) -> int:
         return self._metadata().metadata_int(name, **bounds)
@@ -203,7 +341,7 @@ class Package:
 
     def close(self) -> None:
         """Release the mappings; arrays still referenced keep them alive until they go."""
-        for view in (self.__dict__.get("program"), self.__dict__.get("_st")):
+        for view in (self.__dict__.get("_program"), self.__dict__.get("_st")):
             if isinstance(view, memoryview):
                 view.release()
         if self._mmap is not None:
@@ -217,10 +355,12 @@ class Package:
             self._fd = -1
 
     def __repr__(self) -> str:
-        names = len(self.metadata) if self.metadata is not None else 0
+        meta = self._parsed.metadata
+        names = len(meta) if meta is not None else 0
+        errors = "" if self.valid else f", {_count(len(self.report.errors), 'error')}"
         return (
             f"<ptn.Package {self.path!r}: {_count(len(self.keys()), 'constant')}, "
-            f"members {', '.join(self.members)}, {_count(names, 'metadata name')}>"
+            f"members {', '.join(self.members)}, {_count(names, 'metadata name')}{errors}>"
         )
 
     def __enter__(self) -> Package:
@@ -230,9 +370,18 @@ class Package:
         self.close()
 
 
-def load(path: str | os.PathLike[str]) -> Package:
-    """Open and validate (fast mode) a package; raise ``PtnError`` on the first error."""
-    return Package(path)
+def load(path: str | os.PathLike[str], *, strict: bool = True) -> Package:
+    """Open and validate (fast mode) a package; raise ``PtnError`` on the first error.
+
+    ``strict=False`` opens an invalid package too, for looking inside it: see
+    ``Package`` (``findings``, ``valid``, ``unreadable``). I/O problems raise
+    ``PtnIOError`` either way.
+    """
+    return Package(path, strict=strict)
+
+
+def _error_of(finding: Finding) -> PtnError:
+    return PtnError(finding.rule, finding.message, member=finding.member, pointer=finding.pointer)
 
 
 def read_metadata(path: str | os.PathLike[str]) -> Metadata | None:

@@ -14,7 +14,7 @@ from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SOURCE_DIR = REPO_ROOT / "schema"
-NAMES = ("metadata", "aliases", "safetensors-header", "report")
+NAMES = ("metadata", "aliases", "safetensors-header", "report", "diff")
 
 
 def schema_text(name: str) -> str:

@@ -13,7 +13,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -22,6 +22,7 @@ from ptn.buffers import mapped
 from ptn.errors import Finding, PtnError, Report, within_budget
 from ptn.members import ALIASES, METADATA, PTG, SAFETENSORS, membership_findings, ptg_findings
 from ptn.metadata import Metadata
+from ptn.sources import OutOfTime, TransferStats, is_url
 from ptn.st_header import TensorInfo, bool_findings, read_header
 from ptn.zip import Member, check_crc, read_members
 
@@ -35,6 +36,8 @@ class Parsed:
     data_start: int = 0
     aliases: dict[str, str] = field(default_factory=dict)
     metadata: Metadata | None = None
+    unreadable: dict[str, Finding] = field(default_factory=dict)
+    """Members present whose content could not be read, with the finding that says why."""
 
 
 def _member_view(buf: memoryview, member: Member) -> memoryview:
@@ -76,34 +79,76 @@ def _stages(buf: memoryview, deep: bool) -> Generator[Finding, None, Parsed]:
     yield from found
     yield from membership_findings([m.name for m in members])
     by_name = {m.name: m for m in members}
+    # A member whose bytes are not its content (compressed, encrypted) has one finding
+    # already; parsing those bytes would only add false ones.
+    unreadable = {
+        m.name: next((f for f in found if f.member == m.name and f.rule == m.fault), None)
+        or Finding(m.fault, "error", m.name, None, f"member '{m.name}' cannot be read")
+        for m in by_name.values()
+        if m.fault is not None
+    }
+    readable = {name: m for name, m in by_name.items() if name not in unreadable}
     tensors: dict[str, TensorInfo] = {}
+    header_found: list[Finding] = []
     data_start = 0
     aliases: dict[str, str] = {}
     metadata = None
-    if PTG in by_name:
-        yield from ptg_findings(_member_view(buf, by_name[PTG]))
-    if SAFETENSORS in by_name:
+    if PTG in readable:
+        yield from ptg_findings(_member_view(buf, readable[PTG]))
+    if SAFETENSORS in readable:
         try:
-            tensors, data_start, found = read_header(_member_view(buf, by_name[SAFETENSORS]))
+            tensors, data_start, header_found = read_header(
+                _member_view(buf, readable[SAFETENSORS])
+            )
+            yield from header_found
+        except PtnError as err:
+            unreadable[SAFETENSORS] = err.with_member(SAFETENSORS).to_finding()
+            yield unreadable[SAFETENSORS]
+    if ALIASES in readable:
+        # Owners can be checked only against a header that was read; an owner whose
+        # entry is broken is still a key of it (its own finding says what is wrong).
+        keys = None if SAFETENSORS in unreadable else set(tensors) | set(broken_keys(header_found))
+        try:
+            aliases, found = read_aliases(_member_view(buf, readable[ALIASES]), keys)
             yield from found
         except PtnError as err:
-            yield err.with_member(SAFETENSORS).to_finding()
-    if ALIASES in by_name:
+            unreadable[ALIASES] = err.with_member(ALIASES).to_finding()
+            yield unreadable[ALIASES]
+    if METADATA in readable:
         try:
-            aliases, found = read_aliases(_member_view(buf, by_name[ALIASES]), set(tensors))
-            yield from found
+            metadata = Metadata.parse(_member_view(buf, readable[METADATA]))
         except PtnError as err:
-            yield err.with_member(ALIASES).to_finding()
-    if METADATA in by_name:
-        try:
-            metadata = Metadata.parse(_member_view(buf, by_name[METADATA]))
-        except PtnError as err:
-            yield err.with_member(METADATA).to_finding()
+            unreadable[METADATA] = err.with_member(METADATA).to_finding()
+            yield unreadable[METADATA]
     if deep:
         yield from _crc_findings(buf, members)
         if tensors:
             yield from bool_findings(_member_view(buf, by_name[SAFETENSORS]), data_start, tensors)
-    return Parsed(by_name, tensors, data_start, aliases, metadata)
+    return Parsed(by_name, tensors, data_start, aliases, metadata, unreadable)
+
+
+# A gap before a tensor leaves the tensor itself readable.
+_NOT_KEY_BREAKING = frozenset(("st-offsets-gap",))
+
+
+def broken_keys(findings: Iterable[Finding]) -> dict[str, Finding]:
+    """Constant keys that an error of program.safetensors or aliases.json names (first one).
+
+    The key is the first token of the finding's pointer. A key whose finding the
+    budget left out is not named; read_header leaves most broken entries out of
+    its tensors anyway, so such a key reads as absent (an overlapping one reads).
+    """
+    broken: dict[str, Finding] = {}
+    for f in findings:
+        if (
+            f.severity == "error"
+            and f.member in (SAFETENSORS, ALIASES)
+            and f.pointer
+            and f.rule not in _NOT_KEY_BREAKING
+        ):
+            token = f.pointer[1:].split("/", 1)[0]
+            broken.setdefault(token.replace("~1", "/").replace("~0", "~"), f)
+    return broken
 
 
 def _crc_findings(buf: memoryview, members: list[Member]) -> Iterator[Finding]:
@@ -113,18 +158,33 @@ def _crc_findings(buf: memoryview, members: list[Member]) -> Iterator[Finding]:
     them would let 10^5 entries over one large member cost 10^5 full reads.
     Mismatches are yielded one by one: the findings budget caps them.
     """
-    checked_to = 0
-    for member in sorted(members, key=lambda m: (m.data_offset, m.size)):
-        if member.data_offset < checked_to:
-            continue
-        checked_to = member.data_offset + member.size
+    for member in crc_targets(members):
         finding = check_crc(buf, member)
         if finding is not None:
             yield finding
 
 
-class _Timeout(Exception):
-    """The time limit of one ``validate`` call ran out."""
+def crc_targets(members: list[Member]) -> Iterator[Member]:
+    """The members whose CRC-32 deep mode checks, by offset: none starts inside another.
+
+    A member whose stored bytes are not its content (``fault``: compressed,
+    encrypted) is left out: its fault is its one finding (``check_crc``).
+    """
+    checked_to = 0
+    for member in sorted(members, key=lambda m: (m.data_offset, m.size)):
+        if member.data_offset < checked_to:
+            continue
+        checked_to = member.data_offset + member.size
+        if member.fault is None:
+            yield member
+
+
+class _Timeout(BaseException):
+    """The time limit of one ``validate`` call ran out.
+
+    A BaseException: code that catches Exception around a read (an fsspec plugin,
+    ptn.sources) must not turn the interruption into an I/O error.
+    """
 
 
 def _on_alarm(signum: int, frame: object) -> None:
@@ -146,12 +206,28 @@ def _alarm(seconds: float | None) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
+@contextmanager
+def _findings(
+    path: str | os.PathLike[str], deep: bool, stats: TransferStats | None, deadline: float | None
+) -> Iterator[Iterator[Finding]]:
+    """The findings of a local file (mapped) or of a URL (ptn.remote, imported when used)."""
+    if is_url(path):
+        from ptn.remote import remote_findings
+
+        with remote_findings(str(path), deep, stats=stats, deadline=deadline) as found:
+            yield found
+    else:
+        with mapped(path) as buf:
+            yield iter_findings(buf, deep)
+
+
 def validate(
     path: str | os.PathLike[str],
     deep: bool | None = None,
     *,
     fast: bool = False,
     time_limit: float | None = None,
+    stats: TransferStats | None = None,
 ) -> Report:
     """Check one file against every rule of spec.md; never raises for bad content.
 
@@ -167,6 +243,11 @@ def validate(
     stage (it replaces a SIGALRM handler for the duration); in other threads
     the limit is checked between stages only. Costs are bounded without it
     (spec.md section 10): the limit is for callers with a budget of their own.
+
+    ``path`` may be a URL: ``https://``/``http://`` (range requests), or any protocol of
+    an installed fsspec plugin (``s3://``, ``gs://``, ``hf://``; ``ptn-tools[remote]``).
+    Only the bytes the checks read are fetched (ptn.remote); deep mode streams the
+    members once. ``stats`` (a ``ptn.sources.TransferStats``) adds up what was fetched.
     """
     if fast and deep:
         raise ValueError("validate: deep=True and fast=True contradict each other; give one")
@@ -177,14 +258,15 @@ def validate(
     report = Report(os.fspath(path))
     deadline = None if time_limit is None else time.monotonic() + time_limit
     try:
-        with _alarm(time_limit), mapped(path) as buf:
-            for finding in iter_findings(buf, deep=not fast and deep is not False):
+        deep = not fast and deep is not False
+        with _alarm(time_limit), _findings(path, deep, stats, deadline) as found:
+            for finding in found:
                 report.findings.append(finding)
                 if deadline is not None and time.monotonic() > deadline:
                     raise _Timeout
     except PtnError as err:
         report.findings.append(err.to_finding())
-    except _Timeout:
+    except (_Timeout, OutOfTime):
         report.findings.append(
             Finding(
                 "ptn-timeout",

@@ -1,9 +1,10 @@
-"""``ptn.save`` and ``ptn.edit_metadata``: writing whole packages.
+"""``ptn.save``, ``ptn.edit_metadata`` and ``ptn.repack``: writing whole packages.
 
 Saving validates everything before touching the destination, streams each
 tensor once into a temporary file beside it (CRC-32 on the fly), fsyncs and
 renames (ptn.atomic: the old file survives any failure), and the same inputs
-always give the same bytes. An edit is a transaction on one open file.
+always give the same bytes. An edit or a repack is a transaction on one open
+file, and its result is validated before it replaces anything.
 """
 
 from __future__ import annotations
@@ -19,14 +20,17 @@ import numpy as np
 
 from ptn.aliases import dumps_aliases
 from ptn.atomic import EditSource, edit_lock, replace_file
+from ptn.buffers import close_mapping, map_fd
 from ptn.dedup import fold_duplicates
-from ptn.errors import PtnError, first_error
-from ptn.members import ALIASES, METADATA, PTG, SAFETENSORS, ptg_findings
+from ptn.errors import Finding, InvalidPackageError, PtnError, first_error
+from ptn.members import ALIASES, KNOWN, METADATA, PTG, SAFETENSORS, ptg_findings
 from ptn.metadata import Metadata, model_values
 from ptn.package import Package
 from ptn.sharing import refuse_shared_mutables
 from ptn.tensors import METADATA_KEY, dtype_of, plan_layout, tensor_bytes
-from ptn.zip import ZipWriter
+from ptn.validation import check_package
+from ptn.zip import Member, ZipWriter, read_members
+from ptn.zip.inflate import inflate
 
 if TYPE_CHECKING:
     from ptn_generated.metadata_model import PtnMetadata
@@ -188,14 +192,24 @@ def write_atomically(
     members: list[MemberSource],
     *,
     before_rename: Callable[[], None] | None = None,
+    check_result: bool = False,
 ) -> None:
     """Write members (name, chunks or CopiedData, size or -1), then replace ``path``.
 
     See ptn.atomic.replace_file for what is guaranteed (mode, owner, symlinks,
-    interrupts); ``before_rename`` is its last check.
+    interrupts); ``before_rename`` is its last check. ``check_result``: the new
+    file is validated (fast mode) before the rename, and any error leaves
+    ``path`` as it was (``InvalidPackageError``): for edits and repairs of
+    packages that were not valid to begin with.
     """
+
+    def write(fd: int) -> None:
+        _write_members(fd, members)
+        if check_result:
+            check_written(fd, path)
+
     with _write_failed(path, "writing"):
-        replace_file(path, lambda fd: _write_members(fd, members), before_rename=before_rename)
+        replace_file(path, write, before_rename=before_rename)
 
 
 def _write_members(fd: int, members: list[MemberSource]) -> None:
@@ -208,6 +222,25 @@ def _write_members(fd: int, members: list[MemberSource]) -> None:
                 zw.add(name, [data], len(data))
             else:
                 zw.add(name, source, size)
+
+
+def check_written(fd: int, path: str | os.PathLike[str], *, deep: bool = False) -> None:
+    """Validate the file just written to ``fd``; InvalidPackageError if invalid."""
+    mm, view = map_fd(fd, os.fspath(path))
+    try:
+        findings, _ = check_package(view, deep=deep)
+    finally:
+        if mm is not None:
+            close_mapping(view, mm)
+    errors = [f for f in findings if f.severity == "error"]
+    if errors:
+        first = errors[0]
+        raise InvalidPackageError(
+            errors,
+            f"the result would not be a valid package ({len(errors)} "
+            f"error{'' if len(errors) == 1 else 's'}; the first: {first.message}); "
+            f"nothing was written",
+        )
 
 
 @contextlib.contextmanager
@@ -250,9 +283,8 @@ def edit_metadata(
     other ptn processes wait for the lock, so none is lost. The new metadata may
     be a mapping, a ``Metadata`` or a ``ptn.PtnMetadata``.
     """
-    with edit_lock(path) as source, Package(source.path, _fd=source.fd) as pkg:
-        old = pkg.metadata.to_dict() if pkg.metadata is not None else {}
-        meta = _metadata_to_write(change(old))
+    with edit_lock(path) as source, Package(source.path, strict=False, _fd=source.fd) as pkg:
+        meta = _metadata_to_write(change(metadata_to_edit(pkg)))
         members: list[MemberSource] = []
         for name in (PTG, SAFETENSORS, ALIASES):
             m = pkg.members.get(name)
@@ -265,8 +297,40 @@ def edit_metadata(
             source.path if in_place else output,  # type: ignore[arg-type]
             members,
             before_rename=source.check_unchanged,
+            check_result=True,
         )
     return meta
+
+
+def metadata_to_edit(pkg: Package) -> dict[str, Any]:
+    """The metadata an edit starts from (as parsed, even if it breaks rules; {} if none).
+
+    An edit replaces metadata.json only, so any error elsewhere stops it here,
+    before it starts (``InvalidPackageError`` listing those errors).
+    """
+    _refuse_unless_metadata_only(pkg)
+    return pkg.raw_metadata() or {}
+
+
+def _refuse_unless_metadata_only(pkg: Package) -> None:
+    others = [
+        f
+        for f in pkg.findings
+        if f.severity == "error" and (f.member != METADATA or f.rule.startswith("zip-"))
+    ]
+    if others:
+        first = others[0]
+        raise InvalidPackageError(
+            others,
+            f"{first.message} (an edit rewrites metadata.json only, so the package's other "
+            f"errors, {len(others)} in all, must be fixed first"
+            + (
+                "; `ptn repack` fixes compressed or unaligned members"
+                if _repackable(others)
+                else ""
+            )
+            + "; nothing was written)",
+        )
 
 
 def _same_file(path: str | os.PathLike[str], source: EditSource) -> bool:
@@ -275,3 +339,93 @@ def _same_file(path: str | os.PathLike[str], source: EditSource) -> bool:
     except OSError:
         return False
     return (st.st_dev, st.st_ino) == (source.identity.dev, source.identity.ino)
+
+
+REPACKABLE = frozenset(
+    (
+        "zip-member-compressed",
+        "zip-unaligned-member",
+        "zip-data-descriptor",
+        "zip-bad-flags",
+        "zip-unsupported-version",
+    )
+)
+"""Container faults a rewrite removes while every member's content stays certain.
+
+Faults that make the content ambiguous (two readers would see different names or
+bytes: ``zip-header-mismatch``, ``zip-unicode-path-extra``, hidden or shared bytes)
+are not: choosing one reading silently is what a validator must never do.
+"""
+_REPACK_CHUNK = 16 << 20
+
+
+def _repackable(findings: Iterable[Finding]) -> bool:
+    return any(f.rule in REPACKABLE for f in findings)
+
+
+def repack(src: str | os.PathLike[str], dst: str | os.PathLike[str] | None = None) -> list[Finding]:
+    """Rewrite a package into the canonical form ``ptn.save`` writes; returns what it fixed.
+
+    Canonical: every member STORED, data 64-aligned, members in spec order,
+    fixed timestamps, so the same content always gives the same bytes. Deflated
+    members are inflated in bounded pieces, never past their declared size (a
+    lie or a zip bomb is ``zip-bad-compressed-data``); each member's content
+    must match its directory CRC-32 (``zip-crc-mismatch``), so a corrupt member
+    is never laundered into a valid one. Every byte of content is kept as it is.
+    The result is validated (deep) before it replaces anything: a package that would
+    still be invalid (bad content, unknown members) raises
+    ``InvalidPackageError`` listing the errors, and nothing is written.
+
+    Without ``dst`` the package is rewritten in place, as a transaction like
+    ``edit_metadata`` (lock, one descriptor, unchanged-file check, rename).
+    """
+    with edit_lock(src) as source:
+        mm, buf = map_fd(source.fd, os.fspath(source.path))
+        if mm is None:
+            raise PtnError("zip-not-a-zip", "the file is empty; a package is a zip archive")
+        try:
+            members, findings = read_members(buf)
+            blocking = [f for f in findings if f.severity == "error" and f.rule not in REPACKABLE]
+            if blocking:
+                raise InvalidPackageError(
+                    blocking,
+                    f"{blocking[0].message} (`ptn repack` rewrites compressed, unaligned or "
+                    "oddly flagged members, but this fault leaves the content uncertain; "
+                    "nothing was written)",
+                )
+            by_name = {m.name: m for m in members}
+            order = [n for n in KNOWN if n in by_name] + sorted(set(by_name) - set(KNOWN))
+            out = source.path if dst is None or _same_file(dst, source) else dst
+
+            def write(fd: int) -> None:
+                with os.fdopen(fd, "w+b", closefd=False) as f, ZipWriter(f) as zw:
+                    for name in order:
+                        m = by_name[name]
+                        written = zw.add(name, _content(buf, m), m.content_size)
+                        if written.crc32 != m.crc32:
+                            raise PtnError(
+                                "zip-crc-mismatch",
+                                f"the content of member '{name}' has CRC-32 "
+                                f"{written.crc32:08x} but its directory entry records "
+                                f"{m.crc32:08x}: it was altered or corrupted, and a repack "
+                                "would hide that; nothing was written",
+                                member=name,
+                            )
+                # Deep: content the source hid (compressed) is checked for the first time.
+                check_written(fd, out, deep=True)
+
+            with _write_failed(out, "repacking"):
+                replace_file(out, write, before_rename=source.check_unchanged)
+        finally:
+            close_mapping(buf, mm)
+    return [f for f in findings if f.rule in REPACKABLE]
+
+
+def _content(buf: memoryview, member: Member) -> Iterator[bytes | memoryview]:
+    """The content of ``member`` in bounded pieces: its stored bytes, or them inflated."""
+    if member.fault == "zip-member-compressed":
+        yield from inflate(buf, member)
+        return
+    end = member.data_offset + member.size
+    for at in range(member.data_offset, end, _REPACK_CHUNK):
+        yield buf[at : min(at + _REPACK_CHUNK, end)]

@@ -125,6 +125,15 @@ def unzip() -> str:
 
 
 @pytest.fixture(scope="session")
+def chromium() -> str:
+    """The system's Chromium ($PTN_CHROMIUM, default /usr/bin/chromium), for the page tests."""
+    browser = os.environ.get("PTN_CHROMIUM", "/usr/bin/chromium")
+    if not (os.path.isfile(browser) and os.access(browser, os.X_OK)):
+        missing_toolchain(f"no Chromium at {browser} (run .ci/install-browser.sh)")
+    return browser
+
+
+@pytest.fixture(scope="session")
 def fresh_clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of the files a fresh clone has (`git ls-files`), and nothing beside it.
 

@@ -198,6 +198,124 @@ def test_a_dead_worker_is_reported_and_the_run_goes_on(
     assert "not checked" in by_path[str(doomed)][0].message
 
 
+@given(st.lists(st.integers(0, 6 * 1024 * 1024), max_size=80), st.integers(1, 8))
+def test_batches_keep_the_order_and_their_bounds(sizes: list[int], workers: int) -> None:
+    from ptn.cli import runner
+
+    stat = {f"f{i}": size for i, size in enumerate(sizes)}
+    files = list(stat)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(
+            runner.os, "stat", lambda path: os.stat_result((0,) * 6 + (stat[path],) + (0,) * 3)
+        )
+        batches = list(runner.batches(files, workers))
+    assert [path for batch in batches for path in batch] == files
+    most = max(1, min(runner.BATCH_FILES, len(files) // (4 * workers)))
+    for batch in batches:
+        assert 1 <= len(batch) <= most
+        assert len(batch) == 1 or sum(stat[p] for p in batch) <= runner.BATCH_BYTES
+
+
+def _many(tmp_path: Path, count: int) -> list[str]:
+    """``count`` packages, every third one invalid, named in input order."""
+    paths = []
+    for i in range(count):
+        path = tmp_path / f"m{i:03}.ptn"
+        shutil.copy(BAD if i % 3 == 1 else TINY, path)
+        paths.append(str(path))
+    return paths
+
+
+def test_batched_workers_give_results_in_input_order(tmp_path: Path) -> None:
+    from ptn.cli import runner
+
+    files = _many(tmp_path, 40)
+    assert len(list(runner.batches(files, 2))) > 2  # several batches, several files each
+    calls: list[None] = []
+    two = list(runner.run_all(files, True, 2, 30.0, lambda: calls.append(None)))
+    one = list(runner.run_all(files, True, 1, 30.0))
+    assert [path for path, _ in two] == files
+    assert two == one
+    assert len(calls) == len(files)  # progress: once per file
+    assert {bool(findings) for _, findings in two} == {True, False}
+
+
+def test_a_dead_worker_inside_a_batch_is_reported_for_its_file_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ptn.validation
+    from ptn.cli import runner
+
+    files = _many(tmp_path, 30)
+    doomed = files[7]
+    assert any(doomed in batch and len(batch) > 1 for batch in runner.batches(files, 2))
+    real = ptn.validation.validate
+
+    def dying(path: str, **kwargs: object) -> object:
+        if path == doomed:
+            os._exit(9)
+        return real(path, **kwargs)  # type: ignore[arg-type]
+
+    expected = list(runner.run_all(files, True, 1, 30.0))
+    monkeypatch.setattr(ptn.validation, "validate", dying)  # workers are forked after this
+    results = list(runner.run_all(files, True, 2, 30.0))
+    assert [path for path, _ in results] == files
+    for (path, findings), (_, before) in zip(results, expected, strict=True):
+        if path == doomed:
+            assert [f.rule for f in findings] == ["ptn-internal-error"]
+            assert "not checked" in findings[0].message
+        else:
+            assert findings == before
+
+
+def test_a_batch_submitted_to_a_broken_pool_fails_in_its_turn() -> None:
+    """A worker may die while the runner submits more: the error waits in the window."""
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    from ptn.cli import runner
+
+    pool = ProcessPoolExecutor(max_workers=1)
+    try:
+        with pytest.raises(BrokenProcessPool):
+            pool.submit(os._exit, 9).result()
+        future = runner._submit(pool, [str(TINY)], True, 5.0)
+        with pytest.raises(BrokenProcessPool):
+            future.result()
+    finally:
+        pool.shutdown()
+
+
+def test_batched_exit_codes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through click, in this process (so the forked workers see the patch): all valid 0,
+    some invalid 1, a file whose worker died 2 (it was not checked)."""
+    import ptn.validation
+    from ptn.cli.main import cli
+
+    good = tmp_path / "good"
+    good.mkdir()
+    for i in range(20):
+        shutil.copy(TINY, good / f"m{i:02}.ptn")
+    some_bad = tmp_path / "some_bad"
+    some_bad.mkdir()
+    files = _many(some_bad, 20)
+    runner = CliRunner()
+    assert runner.invoke(cli, ["validate", "-j", "2", str(good)]).exit_code == 0
+    assert runner.invoke(cli, ["validate", "-j", "2", str(some_bad)]).exit_code == 1
+    real = ptn.validation.validate
+
+    def dying(path: str, **kwargs: object) -> object:
+        if path == files[4]:
+            os._exit(9)
+        return real(path, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ptn.validation, "validate", dying)
+    out = runner.invoke(cli, ["validate", "--json", "-j", "2", str(some_bad)])
+    assert out.exit_code == 2
+    rules = {f["rule"] for f in json.loads(out.output)["files"][4]["findings"]}
+    assert rules == {"ptn-internal-error"}
+
+
 def test_inspect_text_and_json() -> None:
     text = ptn_cli("inspect", str(TINY))
     assert text.returncode == 0
@@ -451,4 +569,4 @@ def test_unaligned_member_hint_names_what_aligns() -> None:
         zf.writestr("program.ptg", PROGRAM)
     (finding,) = read_members(buf.getvalue())[1]
     assert finding.rule == "zip-unaligned-member"
-    assert "ptn.save" in finding.message and "with ptn to" not in finding.message
+    assert "`ptn repack`" in finding.message and "with ptn to" not in finding.message

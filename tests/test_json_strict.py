@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ptn import PtnError, parse_json
+from ptn import PtnError, json_strict, parse_json
 from ptn.json_strict import MAX_DEPTH, MAX_JSON_BYTES, dumps_json
 
 SPEC = Path(__file__).resolve().parent.parent / "spec.md"
@@ -160,3 +160,67 @@ def test_dumps_is_canonical() -> None:
     assert dumps_json({"b": 1.0, "a": [1, True, "é"]}) == b'{"a":[1,true,"\xc3\xa9"],"b":1.0}\n'
     with pytest.raises(ValueError):
         dumps_json({"a": math.nan})
+
+
+def _outcome(data: bytes, **kw: bool) -> tuple[str, ...]:
+    """The value (repr keeps int/float/bool and -0.0 apart) or the whole error."""
+    try:
+        return ("accept", repr(parse_json(data, **kw)))
+    except PtnError as err:
+        return (err.rule, err.pointer or "", err.message)
+
+
+def _both_paths(data: bytes, **kw: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The outcome with jiter first, and with the json-module hooks alone."""
+    fast = _outcome(data, **kw)
+    saved, json_strict._jiter = json_strict._jiter, None
+    try:
+        return fast, _outcome(data, **kw)
+    finally:
+        json_strict._jiter = saved
+
+
+def test_jiter_and_the_hooks_agree_on_every_jsontestsuite_file(jsontestsuite: Path) -> None:
+    assert json_strict._jiter is not None  # the fast path is on by default
+    for path in _files(jsontestsuite, ""):
+        for unique in (True, False):
+            fast, hooks = _both_paths(path.read_bytes(), unique_names=unique)
+            assert fast == hooks, path.name
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b'{"a":{"b":1,"b":2}}',  # the pointer of a nested duplicate
+        b'{"u":"http://x","u":1}',  # ':' inside a string, and a duplicate
+        b'{"u":"http://x"}',
+        b"1" * 4300,
+        b"-" + b"1" * 4301,
+        b"[1e400]",
+        b'["\\udc00"]',
+        b'["\\ud83d\\ude00"]',
+        b"[" * 201 + b"]" * 201,
+        b"[-0, -0.0, 1E2, 0.1]",
+    ],
+)
+def test_jiter_and_the_hooks_agree_at_the_edges(data: bytes) -> None:
+    fast, hooks = _both_paths(data)
+    assert fast == hooks
+
+
+@given(st.binary(max_size=200))
+def test_jiter_and_the_hooks_agree_on_arbitrary_bytes(data: bytes) -> None:
+    fast, hooks = _both_paths(data)
+    assert fast == hooks
+
+
+@given(json_values, st.data())
+def test_jiter_and_the_hooks_agree_on_mutated_documents(value: object, data: st.DataObject) -> None:
+    raw = bytearray(json.dumps(value).encode())
+    for _ in range(data.draw(st.integers(1, 4))):
+        at = data.draw(st.integers(0, len(raw)))
+        raw[at:at] = data.draw(
+            st.sampled_from([b"[", b"{", b'"', b"\\", b"\xff", b"e999", b"NaN", b":", b"\\ud800"])
+        )
+    fast, hooks = _both_paths(bytes(raw))
+    assert fast == hooks

@@ -165,3 +165,44 @@ def test_parse_of_a_non_bytes_argument_is_a_type_error_naming_what_it_takes(data
             parse(data)  # type: ignore[arg-type]
         assert not isinstance(raised.value, PtnError)
         assert ("text.encode()" in str(raised.value)) == isinstance(data, str)
+
+
+_ODD_SCALARS = (
+    st.integers(-(2**64), 2**64)
+    | st.floats()
+    | st.sampled_from([True, False, "\ud800", "é", 2**63 - 1, -(2**63), 10**400, 2.0**62])
+)
+_ODD_VALUES = _ODD_SCALARS | st.lists(_ODD_SCALARS | st.lists(st.integers()), max_size=6).map(
+    lambda items: tuple(items) if len(items) == 3 else items
+)
+
+
+def _metadata_outcome(build: object) -> tuple[object, ...]:
+    try:
+        meta = build()  # type: ignore[operator]
+    except PtnError as err:
+        return (err.rule, err.pointer, err.message)
+    return ("accept", repr(meta.to_dict()), [meta.kind(name) for name in meta])
+
+
+@given(st.dictionaries(st.sampled_from(["a", "b.c", "_d", "1x", "get_vocab_size"]), _ODD_VALUES))
+def test_the_fast_path_agrees_with_the_slow_one(doc: dict) -> None:
+    """Metadata(dict) and Metadata.parse: C-loop pre-check against one value at a time."""
+    import json
+
+    from ptn import metadata
+
+    def both(build: object) -> tuple[tuple[object, ...], tuple[object, ...]]:
+        fast = _metadata_outcome(build)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(metadata, "_flat_and_typed", lambda values, strings=False: False)
+            return fast, _metadata_outcome(build)
+
+    fast, slow = both(lambda: Metadata(doc))
+    assert fast == slow
+    try:
+        data = json.dumps(doc, ensure_ascii=False).encode()
+    except (ValueError, UnicodeEncodeError):
+        return  # no JSON form (NaN and infinities, lone surrogates)
+    fast, slow = both(lambda: Metadata.parse(data))
+    assert fast == slow

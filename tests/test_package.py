@@ -255,7 +255,7 @@ def test_round_trip(
     expected_members = [PTG]
     expected_members += [SAFETENSORS] if constants else []
     expected_members += [ALIASES] if aliases else []
-    expected_members += [METADATA] if metadata is not None else []
+    expected_members += [METADATA] if metadata else []  # {} is omitted
     with zipfile.ZipFile(path) as zf:
         assert zf.namelist() == expected_members
         assert zf.testzip() is None

@@ -44,6 +44,18 @@ def test_metadata_tour_output_is_real(tmp_path: Path) -> None:
     assert bad.returncode == 1 and bad.stderr.strip() in README
 
 
+def test_diff_tour_output_is_real(tmp_path: Path) -> None:
+    """The diff block: the edited package of the metadata tour against the example."""
+    (tmp_path / "examples").mkdir()
+    shutil.copy(REPO / "examples" / "tiny-llm.ptn", tmp_path / "examples" / "tiny-llm.ptn")
+    shutil.copy(REPO / "examples" / "tiny-llm.ptn", tmp_path / "model.ptn")
+    run("metadata", "set", "model.ptn", "get_max_context_len=256",
+        'general.name="tiny-llm-256"', cwd=tmp_path)  # fmt: skip
+    line = "$ ptn diff examples/tiny-llm.ptn model.ptn"
+    proc = run(*line.split()[2:], cwd=tmp_path)
+    assert proc.returncode == 1 and f"{line}\n{proc.stdout}```" in README
+
+
 def test_import_hf_tour_output_is_real(tmp_path: Path) -> None:
     fixture = Path("tests/fixtures/hf/gemma-2-2b.json")
     (tmp_path / fixture.parent).mkdir(parents=True)

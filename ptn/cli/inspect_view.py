@@ -6,7 +6,8 @@ import json
 from typing import Any
 
 from ptn.cli.report import count, safe
-from ptn.members import PTG
+from ptn.errors import PtnError
+from ptn.members import METADATA, PTG
 from ptn.package import Package
 
 
@@ -19,13 +20,30 @@ def _alignment(offset: int) -> int:
 
 
 def describe(pkg: Package) -> dict[str, Any]:
-    """Everything `inspect` shows, as JSON-ready data."""
+    """Everything `inspect` shows, as JSON-ready data.
+
+    A package opened leniently may be invalid: what could be read is shown as
+    usual, each part that could not is listed under ``unreadable`` with the
+    finding that says why (``program`` is then null), and ``findings`` holds the
+    whole fast-validation report.
+    """
     from ptn_generated.metadata_rules import WELL_KNOWN
 
     members = [
         {"name": m.name, "header_offset": m.header_offset, "data_offset": m.data_offset,
-         "size": m.size, "data_alignment": _alignment(m.data_offset), "crc32": f"{m.crc32:08x}"}
+         "size": m.size, "data_alignment": _alignment(m.data_offset), "crc32": f"{m.crc32:08x}",
+         "method": m.method}
         for m in sorted(pkg.members.values(), key=lambda m: m.header_offset)
+    ]  # fmt: skip
+    meta, kinds = _metadata_values(pkg)
+    unreadable = [
+        {"part": name, **finding.to_json()}
+        for name, finding in pkg.unreadable.items()
+        # metadata.json that parsed is shown as parsed; its findings say what is wrong
+        if name != METADATA or meta is None
+    ] + [
+        {"part": f"constant {key}", "key": key, **finding.to_json()}
+        for key, finding in sorted(pkg.unreadable_keys.items())
     ]  # fmt: skip
     tensors: list[dict[str, Any]] = []
     for key in pkg.keys():
@@ -35,16 +53,13 @@ def describe(pkg: Package) -> dict[str, Any]:
             "alias_of": pkg.aliases.get(key),
         })  # fmt: skip
     owned = sum(t["bytes"] for t in tensors if t["alias_of"] is None)
-    meta = pkg.metadata.to_dict() if pkg.metadata is not None else {}
-    kinds = {n: pkg.metadata.kind(n) for n in meta} if pkg.metadata is not None else {}
+    meta = meta or {}
     ordered = [n for n in WELL_KNOWN if n in meta] + sorted(n for n in meta if n not in WELL_KNOWN)
     return {
         "path": pkg.path,
+        "valid": pkg.valid,
         "members": members,
-        "program": {
-            "size": len(pkg.program),
-            "identifier": bytes(pkg.program[4:8]).decode("latin-1"),
-        },
+        "program": _program(pkg),
         "tensors": tensors,
         "metadata": [
             {
@@ -60,8 +75,44 @@ def describe(pkg: Package) -> dict[str, Any]:
             "constant_bytes": owned,
             "dedup_saved_bytes": sum(t["bytes"] for t in tensors if t["alias_of"] is not None),
         },
+        "unreadable": unreadable,
+        "findings": [f.to_json() for f in pkg.findings],
         "warnings": [f.to_json() for f in pkg.warnings],
     }
+
+
+def _program(pkg: Package) -> dict[str, Any] | None:
+    """Size and identifier of program.ptg; None when it cannot be read (see ``unreadable``)."""
+    try:
+        program = pkg.program
+    except PtnError:
+        return None
+    return {"size": len(program), "identifier": bytes(program[4:8]).decode("latin-1")}
+
+
+def _metadata_values(pkg: Package) -> tuple[dict[str, Any] | None, dict[str, str]]:
+    """Names -> values (None: unreadable), and names -> kinds, of what metadata.json parsed to.
+
+    Values that break a rule are shown as parsed; a value that is no metadata
+    value at all (an object, a nested list) has the kind "?".
+    """
+    try:
+        meta = pkg.raw_metadata() or {}
+    except PtnError:  # not JSON, or not an object: listed under unreadable
+        return None, {}
+    return meta, {n: _kind(v) for n, v in meta.items()}
+
+
+_KINDS = {bool: "bool", int: "int", float: "float", str: "str"}
+
+
+def _kind(value: Any) -> str:
+    if type(value) is list:
+        kinds = {_KINDS.get(type(v), "?") for v in value}
+        if not value:
+            return "list"
+        return f"{kinds.pop()}s" if len(kinds) == 1 and "?" not in kinds else "?"
+    return _KINDS.get(type(value), "?")
 
 
 def _size(n: int) -> str:
@@ -94,7 +145,8 @@ def render(info: dict[str, Any]) -> None:
         )
     console.print(members)
     prog = info["program"]
-    console.print(Text(f"{PTG}: {_size(prog['size'])}, identifier {safe(prog['identifier'])}"))
+    if prog is not None:
+        console.print(Text(f"{PTG}: {_size(prog['size'])}, identifier {safe(prog['identifier'])}"))
     if info["tensors"]:
         tensors = Table(title="constants", title_justify="left")
         for col in ("key", "dtype", "shape", "bytes", "alias of"):
@@ -124,5 +176,16 @@ def render(info: dict[str, Any]) -> None:
         f"{count(totals['constants'], 'constant')}, {_size(totals['constant_bytes'])} stored, "
         f"{_size(totals['dedup_saved_bytes'])} saved by deduplication"
     ))  # fmt: skip
+    for part in info["unreadable"]:  # the findings below give the whole message
+        console.print(Text(f"unreadable {safe(part['part'])}: {part['rule']}", style="bold"))
+    if not info["valid"]:  # every finding, so the report needs no second command
+        console.print(Text(f"invalid: {count(len(info['findings']), 'finding')}", style="bold"))
+        for f in info["findings"]:
+            where = " ".join(safe(p) for p in (f["member"], f["pointer"]) if p)
+            console.print(Text(
+                f"{f['severity']} {f['rule']}{' [' + where + ']' if where else ''} "
+                f"{safe(f['message'])}"
+            ))  # fmt: skip
+        return
     for w in info["warnings"]:
         console.print(Text(f"warning {w['rule']} {safe(w['member'])}: {safe(w['message'])}"))

@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -25,17 +27,19 @@ class UsageProblem(click.ClickException):
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, message=f"ptn %(version)s (spec {SPEC_VERSION})")
 def cli() -> None:
-    """Validate, inspect and edit .ptn model packages.
+    """Validate, inspect, compare and edit .ptn model packages.
 
     \b
       ptn validate models/            check every *.ptn below models/
       ptn inspect model.ptn           members, tensors and metadata
+      ptn diff old.ptn new.ptn        what changed between two packages
       ptn metadata set model.ptn get_max_context_len=8192
+      ptn repack zipped.ptn -o model.ptn   stored, aligned, canonical
     """
 
 
 @cli.command()
-@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+@click.argument("paths", nargs=-1, required=True, metavar="PATH|URL...")
 @click.option(
     "--json", "as_json", is_flag=True, help="One JSON report (schema: `ptn schema report`)."
 )
@@ -56,6 +60,9 @@ def cli() -> None:
     # \b: click rewraps help at hyphens, and a rule id must stay whole to be searched for.
     help="\b\nSeconds per file before it is\nreported as ptn-timeout.",
 )
+@click.option(
+    "--stats", is_flag=True, help="Print the bytes and requests each URL took (on stderr)."
+)
 def validate(
     paths: Sequence[str],
     as_json: bool,
@@ -63,8 +70,12 @@ def validate(
     strict: bool,
     jobs: int | None,
     time_limit: float,
+    stats: bool,
 ) -> None:
     """Check packages against spec.md. PATH is a file or a directory (searched for *.ptn).
+
+    A URL (https://host/model.ptn, or s3:// gs:// hf:// with ptn-tools[remote]) is read
+    by range requests: --fast fetches only what the checks read.
 
     Exit status: 0 all valid, 1 some invalid, 2 usage or I/O problem.
     """
@@ -77,7 +88,10 @@ def validate(
             f"-j {jobs} is more than {max_jobs()} (4 per CPU, {default_jobs()} CPUs): each "
             "worker holds a file in memory; use at most that many"
         )
-    files, problems = find_packages(paths)
+    from ptn.sources import is_url
+
+    files, problems = find_packages([p for p in paths if not is_url(p)])
+    urls = [p for p in paths if is_url(p)]
     for path, problem in problems:
         click.echo(f"ptn validate: {safe(path)}: {problem}", err=True)
     jobs = jobs or default_jobs()
@@ -95,6 +109,17 @@ def validate(
     else:
         for path, findings in run_all(files, not fast, jobs, time_limit):
             results.append((path, apply_strict(findings, strict)))
+    if urls:
+        from ptn.batch import run_urls
+
+        for url, findings, transfer in run_urls(urls, not fast, jobs, time_limit):
+            results.append((url, apply_strict(findings, strict)))
+            if stats:
+                click.echo(
+                    f"ptn validate: {safe(url)}: fetched {transfer.bytes} bytes in "
+                    f"{transfer.requests} requests",
+                    err=True,
+                )
     if as_json:  # the document itself says why the exit status is 2
         unchecked = [
             (path, [Finding("ptn-io-error", "error", None, None, problem)])
@@ -118,29 +143,107 @@ def _stderr_console():  # type: ignore[no-untyped-def]
 
 
 @cli.command()
-@click.argument("path", type=click.Path(dir_okay=False))
+@click.argument("path", type=click.Path(dir_okay=False), metavar="PATH|URL")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def inspect(path: str, as_json: bool) -> None:
-    """Show a package's members, program, tensors and metadata."""
+    """Show a package's members, program, tensors and metadata.
+
+    A URL is fetched by ranges. An invalid package is shown too: everything
+    that can be read, what cannot (and why), and every finding. Exit status:
+    0 valid, 1 invalid, 2 I/O problem.
+    """
     from ptn.cli.inspect_view import describe, render
 
-    info = _open_or_exit(path, describe)
+    info = _open_or_exit(path, describe, strict=False)
     if as_json:
         click.echo(json.dumps(info, indent=2, ensure_ascii=True))
     else:
         render(info)
+    sys.exit(0 if info["valid"] else 1)
 
 
-def _open_or_exit(path: str, action):  # type: ignore[no-untyped-def]
-    """Run ``action(package)``; PtnError -> message and exit 1 (2 for I/O)."""
+def _open_or_exit(path: str, action, *, strict: bool = True):  # type: ignore[no-untyped-def]
+    """Run ``action(package)``; PtnError -> message and exit 1 (2 for I/O). Reads URLs too."""
+    from ptn.package import load
+    from ptn.sources import is_url
+
+    if is_url(path):
+        from ptn.remote_package import RemotePackage
+
+        return _checked(path, lambda: _with_package(RemotePackage, path, action, strict))
+    return _checked(path, lambda: _with_package(load, path, action, strict))
+
+
+def _with_package(load, path: str, action, strict: bool):  # type: ignore[no-untyped-def]
+    with load(path, strict=strict) as pkg:
+        return action(pkg)
+
+
+@cli.command()
+@click.argument("old", type=click.Path(dir_okay=False), metavar="A")
+@click.argument("new", type=click.Path(dir_okay=False), metavar="B")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Every difference as one JSON document (schema: `ptn schema diff`).",
+)
+@click.option(
+    "--values",
+    is_flag=True,
+    help="Also the largest absolute difference of each changed floating-point constant.",
+)
+def diff(old: str, new: str, as_json: bool, values: bool) -> None:
+    """Compare package A with B: members, program, constants, aliases, metadata.
+
+    Constants are compared byte for byte in bounded chunks, never loaded whole.
+    Exit status: 0 equal, 1 different, 2 usage or I/O problem or an invalid package.
+    """
+    from ptn.cli.diff_view import dumps_diff, text_diff
+    from ptn.cli.report import finding_line, safe
+    from ptn.diffing import compare
+    from ptn.errors import PtnError
     from ptn.package import load
 
-    return _checked(path, lambda: _with_package(load, path, action))
+    with _diff_progress() as progress, ExitStack() as stack:
+        opened = []
+        for label, path in (("A", old), ("B", new)):
+            try:
+                opened.append(stack.enter_context(load(path)))
+            except PtnError as err:
+                click.echo(finding_line(path, err.to_finding(), colour=False), err=True)
+                what = "cannot be read" if err.rule == "ptn-io-error" else "is not a valid package"
+                click.echo(f"ptn diff: {label} ({safe(path)}) {what}", err=True)
+        if len(opened) < 2:
+            sys.exit(2)
+        info = compare(opened[0], opened[1], values=values, progress=progress).to_json()
+    click.echo(dumps_diff(info) if as_json else text_diff(info, colour=sys.stdout.isatty()))
+    sys.exit(0 if info["equal"] else 1)
 
 
-def _with_package(load, path: str, action):  # type: ignore[no-untyped-def]
-    with load(path) as pkg:
-        return action(pkg)
+PROGRESS_MIN_BYTES = 256 << 20
+"""`ptn diff` shows a progress bar (on a terminal) when it reads at least this much."""
+
+
+@contextmanager
+def _diff_progress() -> Iterator[Callable[[int, int], None] | None]:
+    """A ``progress(done, total)`` drawing a transient bar on stderr once total is large."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.progress import Progress
+
+    with ExitStack() as stack:
+        bar: list[tuple[Progress, Any]] = []
+
+        def advance(done: int, total: int) -> None:
+            if not bar and total >= PROGRESS_MIN_BYTES:
+                shown = stack.enter_context(Progress(transient=True, console=_stderr_console()))
+                bar.append((shown, shown.add_task("comparing", total=total)))
+            for shown, task in bar:
+                shown.update(task, completed=done, total=total)
+
+        yield advance
 
 
 @cli.group()
@@ -158,11 +261,22 @@ def metadata_get(path: str, name: str | None, raw: bool, _json: bool) -> None:
     """Print all metadata as a JSON object, or the value of NAME as a JSON literal.
 
     The literal is what `ptn metadata set` accepts: 8192, true, "tiny", [512,0].
+    It works whenever metadata.json parses, even in an invalid package (values that
+    break a rule are printed as they are, and a note says the package is invalid).
     """
-    from ptn.cli.report import safe
+    from ptn.cli.report import count, safe
 
-    meta = _open_or_exit(path, lambda pkg: pkg.metadata)
-    values = meta.to_dict() if meta is not None else {}
+    def read(pkg):  # type: ignore[no-untyped-def]
+        return pkg.raw_metadata(), len(pkg.report.errors)
+
+    values, errors = _open_or_exit(path, read, strict=False)
+    values = values or {}
+    if errors:
+        click.echo(
+            f"note: {safe(path)} is invalid ({count(errors, 'error')}); "
+            "`ptn inspect` or `ptn validate` lists them",
+            err=True,
+        )
     if name is None:
         click.echo(json.dumps(values, indent=2, sort_keys=True, ensure_ascii=True))
         return
@@ -302,21 +416,29 @@ def metadata_import_hf(
     if not dry_run:
         _rewrite(path, output, lambda values: {**values, **derived})
         return
-    current = _open_or_exit(path, lambda pkg: pkg.metadata)
-    merged = {**(current.to_dict() if current is not None else {}), **derived}
+    from ptn.writing import metadata_to_edit
+
+    current = _open_or_exit(path, metadata_to_edit, strict=False)
+    merged = {**current, **derived}
     merged = _checked(path, lambda: Metadata(merged).to_dict())
     click.echo(json.dumps(merged, indent=2, sort_keys=True, ensure_ascii=True))
 
 
 def _checked(path: str, work):  # type: ignore[no-untyped-def]
-    """Run ``work()``; a PtnError is printed like a validate finding, exit 1 (2 for I/O)."""
+    """Run ``work()``; a PtnError is printed like a validate finding, exit 1 (2 for I/O).
+
+    An ``InvalidPackageError`` (a refused edit or repack) also lists every error behind it.
+    """
     from ptn.cli.report import finding_line
-    from ptn.errors import PtnError
+    from ptn.errors import InvalidPackageError, PtnError
 
     try:
         return work()
     except PtnError as err:
         click.echo(finding_line(path, err.to_finding(), colour=False), err=True)
+        if isinstance(err, InvalidPackageError) and len(err.findings) > 1:
+            for finding in err.findings:
+                click.echo("  " + finding_line(path, finding, colour=False), err=True)
         sys.exit(2 if err.rule == "ptn-io-error" else 1)
 
 
@@ -347,6 +469,39 @@ def _mention_stale_temp_files(paths: Sequence[str]) -> None:
             "no process is using it, so it can be deleted",
             err=True,
         )
+
+
+@cli.command()
+@click.argument("path", type=click.Path(dir_okay=False), metavar="IN")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="Write the result here instead of in place.",
+)
+def repack(path: str, output: str | None) -> None:
+    """Rewrite a package in canonical form: stored, 64-aligned, members in spec order.
+
+    Inflates deflated members (never past their declared size), realigns packages from
+    other writers, keeps every byte of content, and validates the result before it
+    replaces anything: a package that would still be invalid is refused, unchanged.
+    Same content, same bytes. Exit status: 0 written, 1 refused, 2 I/O problem.
+    """
+    from collections import Counter
+
+    from ptn.atomic import BrokenHardLinks
+    from ptn.cli.report import safe
+    from ptn.writing import repack as repack_package
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", BrokenHardLinks)
+        fixed = _checked(path, lambda: repack_package(path, output))
+    for warning in caught:
+        click.echo(f"note: {safe(str(warning.message))}", err=True)
+    counts = Counter(f.rule for f in fixed)
+    what = ", ".join(f"{rule} x{n}" for rule, n in sorted(counts.items())) or "already canonical"
+    click.echo(f"wrote {safe(output or path)} (fixed: {what})", err=True)
+    _mention_stale_temp_files([path])
 
 
 @cli.command(

@@ -222,7 +222,8 @@ def descriptor_decoy() -> bytes:
     fake = struct.pack("<4s3I", b"PK\x07\x08", zlib.crc32(PROGRAM), len(PROGRAM), len(PROGRAM))
     out = Unseekable()
     with zipfile.ZipFile(out, "w") as z:
-        z.writestr("program.ptg", PROGRAM + fake + decoy + b"program.ptg" + decoy_data)
+        info = zipfile.ZipInfo("program.ptg", (1980, 1, 1, 0, 0, 0))  # reproducible bytes
+        z.writestr(info, PROGRAM + fake + decoy + b"program.ptg" + decoy_data)
     return bytes(out.buf)
 
 

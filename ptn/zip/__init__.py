@@ -9,7 +9,8 @@ once, and the writer produces exactly such archives. The modules:
   records reporting into one ``sink``: ``ends`` (end records) -> ``central``
   (directory entries, with ``zip64`` values) -> ``local`` (local headers) ->
   ``layout`` (overlaps, gaps); ``check_crc`` is the deep check;
-- ``writer``: ``ZipWriter`` (aligned, reproducible, zip64 when needed).
+- ``writer``: ``ZipWriter`` (aligned, reproducible, zip64 when needed);
+- ``inflate``: a deflated member's content in bounded pieces (for ``ptn repack``).
 """
 
 from ptn.zip.reader import CRC_CHUNK, check_crc, read_members

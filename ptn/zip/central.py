@@ -17,10 +17,8 @@ from ptn.zip.sink import Sink
 from ptn.zip.structs import (
     CDH,
     FLAG_DESCRIPTOR,
-    FLAG_ENCRYPTED,
-    FLAG_MASKED_HEADERS,
     FLAG_PATCHED,
-    FLAG_STRONG_ENCRYPTION,
+    FLAGS_ENCRYPTION,
     FLAGS_WITH_A_RULE,
     SIG_CDH,
     U16_MAX,
@@ -28,7 +26,6 @@ from ptn.zip.structs import (
 )
 from ptn.zip.zip64 import resolve_zip64, unicode_extra
 
-_FLAGS_ENCRYPTION = FLAG_ENCRYPTED | FLAG_STRONG_ENCRYPTION | FLAG_MASKED_HEADERS
 _METHOD_NAMES = {
     8: "deflate",
     9: "deflate64",
@@ -215,7 +212,7 @@ def _check_fields(
     name: str | None, label: str, needed: int, flags: int, method: int, sink: Sink
 ) -> None:
     """A .ptn member is in clear, STORED, and needs no zip feature past zip64."""
-    if flags & _FLAGS_ENCRYPTION:
+    if flags & FLAGS_ENCRYPTION:
         sink.add(
             "zip-member-encrypted",
             name,
@@ -234,7 +231,8 @@ def _check_fields(
             "zip-member-compressed",
             name,
             f"member {label} uses compression method {_method_name(method)}; .ptn "
-            "members are STORED (method 0) so they can be mapped without copying",
+            "members are STORED (method 0) so they can be mapped without copying "
+            "(`ptn repack` stores a deflated package's members)",
         )
     elif flags & FLAG_PATCHED:
         sink.add(

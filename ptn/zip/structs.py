@@ -46,6 +46,7 @@ FLAG_PATCHED = 0x0020  # "compressed patched data": a compression scheme
 FLAG_STRONG_ENCRYPTION = 0x0040
 FLAG_UTF8 = 0x0800
 FLAG_MASKED_HEADERS = 0x2000  # central-directory encryption masks local header values
+FLAGS_ENCRYPTION = FLAG_ENCRYPTED | FLAG_STRONG_ENCRYPTION | FLAG_MASKED_HEADERS
 FLAGS_WITH_A_RULE = (
     FLAG_ENCRYPTED
     | FLAG_DESCRIPTOR
@@ -55,6 +56,9 @@ FLAGS_WITH_A_RULE = (
     | FLAG_MASKED_HEADERS
 )
 """The flag bits a rule of its own speaks about; any other set bit is ``zip-bad-flags``."""
+
+METHOD_STORED = 0
+METHOD_DEFLATE = 8
 
 VERSION_STORED = 20  # 2.0: stored files
 VERSION_ZIP64 = 45  # 4.5: zip64
@@ -66,6 +70,10 @@ class Member:
 
     ``size`` is the number of bytes stored in the file (the compressed size; for
     the STORED members of a valid package it is also the uncompressed size).
+    ``fault`` is the rule that makes the stored bytes something else than the
+    content (``zip-member-compressed``, ``zip-member-encrypted``), None when they
+    are the content: content checks skip a faulty member, so that one cause gives
+    one finding, not a cascade of parse errors over compressed bytes.
     """
 
     name: str
@@ -73,6 +81,15 @@ class Member:
     data_offset: int
     size: int
     crc32: int
+    method: int = METHOD_STORED
+    usize: int | None = None
+    """The declared uncompressed size, when it is not ``size`` (a compressed member)."""
+    fault: str | None = None
+
+    @property
+    def content_size(self) -> int:
+        """How many bytes the content has (declared, for a compressed member)."""
+        return self.size if self.usize is None else self.usize
 
 
 def sig_at(mv: memoryview, offset: int, sig: bytes) -> bool:

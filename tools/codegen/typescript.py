@@ -5,9 +5,14 @@ Layout under generated/typescript/ (``npm ci && npx tsc`` builds ``dist/``):
 - ``src/metadata.ts``: generated from the schema: the tables and ``Metadata`` with one
   accessor per well-known name (``get_windows`` -> ``windows()``), plus the
   ``WellKnownMetadata`` interface; ``src/index.ts``, which re-exports it with the runtime;
-- ``src/{strict_json,metadata_core,globals.d}.ts``, ``conformance_runner.mjs``,
-  ``tsconfig.json``, ``package.json`` and ``package-lock.json``: the runtime package of
-  ``bindings/typescript/`` (where it is edited), copied.
+- ``src/rules.ts``: every rule id of spec.md with its severity (from the rule headings);
+  ``src/package.ts``: ``validatePackage`` and ``inspectPackage`` bound to the generated
+  metadata tables and rule table;
+- the other ``src/*.ts`` (strict JSON, metadata core, byte sources, the package
+  validator, the Node-only entry ``node.ts``), ``bin/ptn-validate.mjs``,
+  ``conformance_runner.mjs``, ``tsconfig.json``, ``package.json`` and
+  ``package-lock.json``: the runtime package of ``bindings/typescript/`` (where it is
+  edited), copied.
 
 ``package.json`` pins one devDependency, ``typescript``; after changing it, run
 ``npm install --package-lock-only`` in ``bindings/typescript/`` and regenerate
@@ -34,6 +39,7 @@ from tools.codegen.common import (
     runtime_copies,
     unique_accessors,
 )
+from tools.codegen.rule_ids import rule_headings
 from tools.codegen.schema_info import SchemaInfo, WellKnown
 
 # The runtime of bindings/typescript/ copied with a DO-NOT-EDIT line (tsc reads
@@ -42,6 +48,13 @@ TS_RUNTIME = (
     "src/strict_json.ts",
     "src/metadata_core.ts",
     "src/globals.d.ts",
+    "src/byte_source.ts",
+    "src/zip_reader.ts",
+    "src/package_api.ts",
+    "src/package_core.ts",
+    "src/node.ts",
+    "src/node_fs.d.ts",
+    "bin/ptn-validate.mjs",
     "conformance_runner.mjs",
     "tsconfig.json",
 )
@@ -218,6 +231,45 @@ export function parseMetadata(input: string | Uint8Array): Metadata {{
     )
 
 
+def emit_rules_module(spec_text: str) -> str:
+    """src/rules.ts: every rule id of spec.md with the severity its heading gives."""
+    entries = "\n".join(
+        f"  {ts_string(rule)}: {ts_string(sev)}," for rule, sev in rule_headings(spec_text)
+    )
+    title = re.search(r"^# .*specification ([0-9]+\.[0-9]+\.[0-9]+)$", spec_text, re.M)
+    if title is None:
+        raise ValueError("spec.md's title line names no version (`# ... specification X.Y.Z`)")
+    return (
+        header("//", "spec.md")
+        + "// Every rule id of spec.md (its rule headings), in spec order.\n\n"
+        + 'import type { Severity } from "./package_api.js";\n\n'
+        + "/** The version of spec.md (its title line): `spec_version` of a report. */\n"
+        + f"export const SPEC_VERSION = {ts_string(title.group(1))};\n\n"
+        + "/** Rule id -> the severity its heading in spec.md gives. */\n"
+        + f"export const RULE_SEVERITY: Readonly<Record<string, Severity>> = {{\n{entries}\n}};\n"
+    )
+
+
+PACKAGE_MODULE = """// validatePackage and inspectPackage, bound to the schema and spec.md tables.
+
+import { Metadata, METADATA_TABLES } from "./metadata.js";
+import { packageFunctions } from "./package_core.js";
+import { RULE_SEVERITY } from "./rules.js";
+
+/**
+ * validatePackage(src, {deep, onProgress}): the report of `ptn validate` for one package
+ * (fast by default: headers only; deep adds the CRC-32 of every member).
+ * inspectPackage(src, opts): the same report, and the package described as `ptn inspect
+ * --json` describes it. Neither throws for the file's content: every fault is a finding.
+ */
+export const { validatePackage, inspectPackage } = packageFunctions({
+  severity: RULE_SEVERITY,
+  parseMetadata: (bytes) => Metadata.parse(bytes),
+  wellKnown: METADATA_TABLES.wellKnown,
+});
+"""
+
+
 def package_json(source: Path) -> str:
     """bindings/typescript/package.json with a first member saying where it is edited."""
     package = json.loads(source.read_text(encoding="utf-8"))
@@ -235,6 +287,17 @@ def typescript_outputs(info: SchemaInfo, root: Path) -> dict[str, str]:
         + 'export * from "./strict_json.js";\n'
         + 'export * from "./metadata_core.js";\n'
         + 'export * from "./metadata.js";\n'
+        + 'export * from "./byte_source.js";\n'
+        + 'export * from "./package_api.js";\n'
+        + 'export { crc32 } from "./zip_reader.js";\n'
+        + 'export * from "./rules.js";\n'
+        + 'export * from "./package.js";\n'
+    )
+    outputs["typescript/src/rules.ts"] = emit_rules_module(
+        (root / "spec.md").read_text(encoding="utf-8")
+    )
+    outputs["typescript/src/package.ts"] = (
+        header("//", "tools/codegen/typescript.py") + PACKAGE_MODULE
     )
     outputs["typescript/package.json"] = package_json(source / "package.json")
     # npm's own JSON, verbatim: no room for a comment.

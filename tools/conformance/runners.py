@@ -1,7 +1,11 @@
-"""One metadata conformance runner per language, behind one function.
+"""One conformance runner per language, behind one function.
 
-Every runner prints ``<path>\\tvalid`` or ``<path>\\tinvalid\\t<rule-id>`` per file. The
-C++ and TypeScript runners are built from generated/ on first use:
+A metadata runner prints ``<path>\\tvalid`` or ``<path>\\tinvalid\\t<rule-id>`` per
+``metadata.json`` document. A package runner (Python and TypeScript; ``.ptn`` files)
+prints two lines per file, the fast check's then the deep check's:
+``<path>\\t<fast|deep>\\t<valid|invalid>\\t<findings>``, the findings a JSON list of
+``[rule, severity, member, pointer]`` in the validator's order (messages are free text,
+not compared). The C++ and TypeScript runners are built from generated/ on first use:
 
 - ``cpp``: ``generated/cpp/conformance_runner.cpp`` compiled with ``$CXX`` (default g++)
   into ``generated/cpp/build/conformance_runner-<hash>``, the hash covering the sources,
@@ -27,6 +31,7 @@ import subprocess
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from ptn.errors import PtnError
 from ptn.metadata import Metadata
@@ -45,6 +50,15 @@ def verdict_line(path: str, rule: str | None) -> str:
     return f"{path}\tvalid\n" if rule is None else f"{path}\tinvalid\t{rule}\n"
 
 
+MODES = ("fast", "deep")
+PACKAGE_SUFFIX = ".ptn"
+
+
+def package_line(path: str, mode: str, valid: bool, findings: Sequence[Sequence[object]]) -> str:
+    compact = json.dumps([list(f) for f in findings], ensure_ascii=True, separators=(",", ":"))
+    return f"{path}\t{mode}\t{'valid' if valid else 'invalid'}\t{compact}\n"
+
+
 def run_python(files: Sequence[str]) -> str:
     out = []
     for path in files:
@@ -54,6 +68,19 @@ def run_python(files: Sequence[str]) -> str:
         except PtnError as err:
             rule = err.rule
         out.append(verdict_line(path, rule))
+    return "".join(out)
+
+
+def run_python_packages(files: Sequence[str]) -> str:
+    """ptn.validate, fast then deep, in this process."""
+    from ptn.validation import validate
+
+    out = []
+    for path in files:
+        for mode in MODES:
+            report = validate(path, fast=mode == "fast")
+            found = [(f.rule, f.severity, f.member, f.pointer) for f in report.findings]
+            out.append(package_line(path, mode, report.valid, found))
     return "".join(out)
 
 
@@ -232,6 +259,37 @@ def _run_command(cmd: Sequence[str], files: Sequence[str], what: str) -> str:
     return "".join(out)
 
 
+def run_report_command(cmd: Sequence[str], files: Sequence[str], what: str) -> str:
+    """Package lines from a command that prints `ptn validate --json`'s document.
+
+    ``cmd [--fast] --json FILE...`` runs once per mode and batch; exit 0 and 1 are
+    verdicts, anything else (2: a file was not checked, or a usage error) a failure.
+    """
+    by_mode: dict[str, list[dict[str, Any]]] = {mode: [] for mode in MODES}
+    for mode in MODES:
+        flags = ["--json", "--fast"] if mode == "fast" else ["--json"]
+        for start in range(0, len(files), BATCH):
+            batch = list(files[start : start + BATCH])
+            proc = subprocess.run(
+                [*cmd, *flags, *batch], capture_output=True, text=True, check=False
+            )
+            try:
+                reported = json.loads(proc.stdout)["files"] if proc.returncode in (0, 1) else None
+            except (ValueError, KeyError, TypeError):
+                reported = None
+            if reported is None or len(reported) != len(batch):
+                tail = proc.stdout[-2000:] + proc.stderr[-4000:]
+                raise RuntimeError(f"{what} failed (exit {proc.returncode}):\n{tail}")
+            by_mode[mode] += reported
+    out = []
+    for i, path in enumerate(files):
+        for mode in MODES:
+            doc = by_mode[mode][i]
+            found = [(f["rule"], f["severity"], f["member"], f["pointer"]) for f in doc["findings"]]
+            out.append(package_line(path, mode, doc["valid"], found))
+    return "".join(out)
+
+
 def run_cpp(files: Sequence[str]) -> str:
     return _run_command([str(cpp_runner())], files, "the C++ conformance runner")
 
@@ -240,13 +298,42 @@ def run_typescript(files: Sequence[str]) -> str:
     return _run_command(typescript_runner(), files, "the TypeScript conformance runner")
 
 
+def typescript_validator() -> list[str]:
+    """The Node command ``bin/ptn-validate.mjs`` of the TypeScript binding, built."""
+    node = typescript_runner()[0]
+    script = TS_DIR / "bin" / "ptn-validate.mjs"
+    _require_generated([script])
+    return [node, str(script)]
+
+
+def run_typescript_packages(files: Sequence[str]) -> str:
+    return run_report_command(typescript_validator(), files, "the TypeScript package validator")
+
+
 LANGUAGES: dict[str, Callable[[Sequence[str]], str]] = {
     "python": run_python,
     "cpp": run_cpp,
     "typescript": run_typescript,
 }
+# C++ checks metadata.json only (docs/bindings.md says why).
+PACKAGE_LANGUAGES: dict[str, Callable[[Sequence[str]], str]] = {
+    "python": run_python_packages,
+    "typescript": run_typescript_packages,
+}
 
 
 def run(lang: str, files: Sequence[str]) -> str:
-    """Run ``lang``'s runner over ``files``; RuntimeError if its toolchain is unusable."""
-    return LANGUAGES[lang](files)
+    """Run ``lang``'s runners over ``files`` (``.ptn``: the package runner), output in
+    the order of ``files``; RuntimeError if a toolchain or runner is unusable."""
+    packages = [f for f in files if f.endswith(PACKAGE_SUFFIX)]
+    documents = [f for f in files if not f.endswith(PACKAGE_SUFFIX)]
+    if packages and lang not in PACKAGE_LANGUAGES:
+        raise RuntimeError(f"{lang} has no package validator: it checks metadata.json only")
+    lines: dict[str, list[str]] = {}
+    if documents:
+        for line in LANGUAGES[lang](documents).splitlines(keepends=True):
+            lines.setdefault(line.split("\t", 1)[0], []).append(line)
+    if packages:
+        for line in PACKAGE_LANGUAGES[lang](packages).splitlines(keepends=True):
+            lines.setdefault(line.split("\t", 1)[0], []).append(line)
+    return "".join(line for path in dict.fromkeys(files) for line in lines.get(path, []))

@@ -18,6 +18,7 @@ class Rule(StrEnum):
     ZIP_TOO_MANY_MEMBERS = 'zip-too-many-members'
     ZIP_UNSUPPORTED_VERSION = 'zip-unsupported-version'
     ZIP_MEMBER_COMPRESSED = 'zip-member-compressed'
+    ZIP_BAD_COMPRESSED_DATA = 'zip-bad-compressed-data'
     ZIP_MEMBER_ENCRYPTED = 'zip-member-encrypted'
     ZIP_DUPLICATE_MEMBER = 'zip-duplicate-member'
     ZIP_BAD_MEMBER_NAME = 'zip-bad-member-name'
@@ -104,6 +105,7 @@ SEVERITY: dict[str, str] = {
     'zip-too-many-members': 'error',
     'zip-unsupported-version': 'error',
     'zip-member-compressed': 'error',
+    'zip-bad-compressed-data': 'error',
     'zip-member-encrypted': 'error',
     'zip-duplicate-member': 'error',
     'zip-bad-member-name': 'error',

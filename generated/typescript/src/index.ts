@@ -2,3 +2,8 @@
 export * from "./strict_json.js";
 export * from "./metadata_core.js";
 export * from "./metadata.js";
+export * from "./byte_source.js";
+export * from "./package_api.js";
+export { crc32 } from "./zip_reader.js";
+export * from "./rules.js";
+export * from "./package.js";

@@ -1,0 +1,73 @@
+"""Many small files: `ptn validate -j1/-j2 DIR` against a zipfile testzip() loop, in files/s.
+
+    python bench/bench_many_files.py [--files 2000] [--runs 5] [--fast]
+
+DIR holds ``--files`` copies of examples/tiny-llm.ptn. Each command runs in a fresh process
+(interpreter start-up included, as a user or a hub's job pays it), and rounds interleave the
+commands so that a busy machine slows them alike. The baseline opens each file with
+``zipfile.ZipFile`` and calls ``testzip()`` (every member's CRC-32), the cheapest whole-file
+check Python ships: ptn also checks the structure, headers and metadata. Wall-clock medians;
+every ratio compares figures taken in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+TINY = Path(__file__).resolve().parent.parent / "examples" / "tiny-llm.ptn"
+TESTZIP = (
+    "import pathlib, sys, zipfile\n"
+    "for p in sorted(pathlib.Path(sys.argv[1]).rglob('*.ptn')):\n"
+    "    with zipfile.ZipFile(p) as z:\n"
+    "        assert z.testzip() is None\n"
+)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", type=int, default=2000)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--fast", action="store_true", help="ptn validate --fast (no CRCs)")
+    args = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="ptn-many-"))
+    try:
+        for i in range(args.files):
+            shutil.copyfile(TINY, root / f"m{i:05}.ptn")
+        ptn = [sys.executable, "-m", "ptn.cli", "validate", *(["--fast"] * args.fast)]
+        commands = {
+            "zipfile testzip() loop": [sys.executable, "-c", TESTZIP, str(root)],
+            "ptn validate -j1": [*ptn, "-j1", str(root)],
+            "ptn validate -j2": [*ptn, "-j2", str(root)],
+        }
+        times: dict[str, list[float]] = {name: [] for name in commands}
+        for _ in range(args.runs):
+            for name, command in commands.items():
+                start = time.perf_counter()
+                subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+                times[name].append(time.perf_counter() - start)
+    finally:
+        shutil.rmtree(root)
+    median = {name: statistics.median(t) for name, t in times.items()}
+    base = median["zipfile testzip() loop"]
+    print(
+        f"{args.files} copies of {TINY.name} ({TINY.stat().st_size:,} bytes), "
+        f"wall-clock medians of {args.runs}\n"
+    )
+    print("| command | s | files/s | time x testzip loop | time x -j1 |")
+    print("| --- | --- | --- | --- | --- |")
+    for name, seconds in median.items():
+        print(
+            f"| {name} | {seconds:.2f} | {args.files / seconds:,.0f} | {seconds / base:.2f}x "
+            f"| {seconds / median['ptn validate -j1']:.2f}x |"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,647 @@
+// Whole-package validation over a ByteSource (ptn/validation.py): every finding, from the
+// container inwards, with the same rule ids, severities, order and findings budget as the
+// Python reference. The fast check reads the zip directory, the local headers, the
+// safetensors header and the JSON members; the deep check adds a streamed CRC-32 of every
+// member and the BOOL bytes. Hostile bytes never throw: every fault is a finding.
+
+import type { ByteSource } from "./byte_source.js";
+import type {
+  FileReport,
+  Finding,
+  Inspection,
+  MemberRow,
+  MetadataRow,
+  PackageTables,
+  Severity,
+  TensorRow,
+  ValidateOptions,
+} from "./package_api.js";
+import { MAX_JSON_BYTES, PtnError, parseJson, pointer, type JsonValue } from "./strict_json.js";
+import { crc32, readMembers, Reader, u32, type Member, type RawFinding } from "./zip_reader.js";
+
+export const PTG = "program.ptg";
+export const SAFETENSORS = "program.safetensors";
+export const ALIASES = "aliases.json";
+export const METADATA = "metadata.json";
+const KNOWN = [PTG, SAFETENSORS, ALIASES, METADATA];
+const PTG_IDENTIFIER = "NPTG";
+const PTG_MAX_BYTES = 2 ** 30;
+const METADATA_KEY = "__metadata__";
+const MAX_HEADER_BYTES = 64 * 1024 * 1024;
+const MAX_RANK = 64;
+const MAX_DIM = 2n ** 31n - 1n;
+const MAX_NBYTES = 2n ** 63n - 1n;
+const ENTRY_FIELDS = ["dtype", "shape", "data_offsets"];
+const ITEMSIZE: Record<string, number> = {
+  F64: 8, F32: 4, F16: 2, BF16: 2, I64: 8, I32: 4, I16: 2,
+  I8: 1, U8: 1, BOOL: 1, C64: 8, U16: 2, U32: 4, U64: 8,
+};
+/** Deep reads go in chunks of this many bytes (one request each for a URL). */
+const CHUNK = 8 << 20;
+export const MAX_FINDINGS_PER_RULE = 100;
+export const MAX_FINDINGS_PER_FILE = 1000;
+
+function raw(rule: string, severity: Severity, member: string | null, where: string | null, message: string): RawFinding {
+  return { rule, severity, member, pointer: where, message, more: 0 };
+}
+
+function fromError(err: PtnError, member?: string): RawFinding {
+  return raw(err.rule, "error", err.member ?? member ?? null, err.pointer, err.detail);
+}
+
+/** At most 100 findings per (rule, severity) and 1,000 in all, then one summary per cut rule
+ * (ptn.errors.FindingBudget). */
+class Budget {
+  readonly kept: RawFinding[] = [];
+  readonly #listed = new Map<string, number>();
+  readonly #leftOut = new Map<string, { rule: string; severity: Severity; n: number }>();
+  #count = 0;
+
+  room(rule: string, severity: Severity): boolean {
+    return (
+      (this.#listed.get(`${rule}\u0000${severity}`) ?? 0) < MAX_FINDINGS_PER_RULE &&
+      this.#count < MAX_FINDINGS_PER_FILE
+    );
+  }
+
+  skip(rule: string, severity: Severity, n = 1): void {
+    const key = `${rule}\u0000${severity}`;
+    const entry = this.#leftOut.get(key) ?? { rule, severity, n: 0 };
+    entry.n += n;
+    this.#leftOut.set(key, entry);
+  }
+
+  admit(f: RawFinding): boolean {
+    if (f.more === 0 && this.room(f.rule, f.severity)) {
+      const key = `${f.rule}\u0000${f.severity}`;
+      this.#listed.set(key, (this.#listed.get(key) ?? 0) + 1);
+      this.#count += 1;
+      return true;
+    }
+    this.skip(f.rule, f.severity, f.more || 1);
+    return false;
+  }
+
+  append(f: RawFinding): void {
+    if (this.admit(f)) this.kept.push(f);
+  }
+
+  summaries(): RawFinding[] {
+    return [...this.#leftOut.values()].map(({ rule, severity, n }) => ({
+      rule,
+      severity,
+      member: null,
+      pointer: null,
+      message:
+        `${n} more findings of this rule are not listed (at most ${MAX_FINDINGS_PER_RULE} per rule and ` +
+        `${MAX_FINDINGS_PER_FILE} per file are)`,
+      more: n,
+    }));
+  }
+
+  finish(): RawFinding[] {
+    return [...this.kept, ...this.summaries()];
+  }
+}
+
+/** What Python's repr escapes in a str: backslash, quotes, and the characters that
+ * str.isprintable rejects (categories C, Zl, Zp, and Zs other than the space). */
+const NOT_PRINTED = /[\\'"\p{C}\p{Zl}\p{Zp}]|(?! )\p{Zs}/gu;
+const SHORT_ESCAPES: Record<string, string> = { "\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r" };
+
+function escapeChar(ch: string, quote: string): string {
+  if (ch === "'" || ch === '"') return ch === quote ? "\\" + ch : ch;
+  const short = SHORT_ESCAPES[ch];
+  if (short !== undefined) return short;
+  const cp = ch.codePointAt(0) ?? 0;
+  if (cp < 0x100) return "\\x" + cp.toString(16).padStart(2, "0");
+  if (cp < 0x10000) return "\\u" + cp.toString(16).padStart(4, "0");
+  return "\\U" + cp.toString(16).padStart(8, "0");
+}
+
+/** Python's repr of a str, as the reference's messages quote keys and names. */
+function repr(value: unknown): string {
+  if (typeof value === "string") {
+    const quote = value.includes("'") && !value.includes('"') ? '"' : "'";
+    return quote + value.replace(NOT_PRINTED, (ch) => escapeChar(ch, quote)) + quote;
+  }
+  if (typeof value === "bigint") return value.toString();
+  if (value === null) return "None";
+  if (value === true) return "True";
+  if (value === false) return "False";
+  if (typeof value === "number") return floatRepr(value);
+  if (Array.isArray(value)) return `[${value.map(repr).join(", ")}]`;
+  if (value instanceof Map) return `{${[...value].map(([k, v]) => `${repr(k)}: ${repr(v)}`).join(", ")}}`;
+  return String(value);
+}
+
+/** Python's repr of a float: shortest digits, ".0" on integers, exponent form (two-digit
+ * exponent) below 1e-4 and from 1e16. */
+function floatRepr(x: number): string {
+  if (!Number.isFinite(x)) return Number.isNaN(x) ? "nan" : x > 0 ? "inf" : "-inf";
+  if (x === 0) return Object.is(x, -0) ? "-0.0" : "0.0";
+  const [mantissa = "", exponent = "0"] = x.toExponential().split("e");
+  const e = Number(exponent);
+  if (e >= 16 || e < -4) return `${mantissa}e${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(2, "0")}`;
+  const plain = String(x);
+  return plain.includes(".") ? plain : plain + ".0";
+}
+
+/** Python's sort order of strings: by code point. */
+function byCodePoint(a: string, b: string): number {
+  const x = [...a];
+  const y = [...b];
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    const d = (x[i] as string).codePointAt(0)! - (y[i] as string).codePointAt(0)!;
+    if (d) return d;
+  }
+  return x.length - y.length;
+}
+
+function membershipFindings(names: string[]): RawFinding[] {
+  const findings: RawFinding[] = [];
+  const byLower = new Map(KNOWN.map((k) => [k.toLowerCase(), k]));
+  for (const name of names) {
+    if (!KNOWN.includes(name)) {
+      const lowered = byLower.get(name.toLowerCase().split("/").pop() ?? "");
+      const hint = lowered ? ` (did you mean ${lowered}?)` : "";
+      findings.push(
+        raw("ptn-unknown-member", "error", name, null,
+          `unknown member ${repr(name)}${hint}; a package holds only ${KNOWN.join(", ")}`),
+      );
+    }
+  }
+  const present = new Set(names);
+  if (!present.has(PTG)) {
+    findings.push(raw("ptn-missing-ptg", "error", PTG, null, "program.ptg is missing; every package needs it"));
+  }
+  if (present.has(ALIASES) && !present.has(SAFETENSORS)) {
+    findings.push(raw("ptn-aliases-without-constants", "error", ALIASES, null,
+      "aliases.json without program.safetensors: its owners name no constant"));
+  }
+  return findings;
+}
+
+function ptgFindings(size: number, head: Uint8Array): RawFinding[] {
+  if (size < 8) {
+    return [raw("ptg-too-short", "error", PTG, null, `program.ptg has ${size} bytes; a FlatBuffer needs at least 8`)];
+  }
+  const findings: RawFinding[] = [];
+  const ident = String.fromCharCode(...head.subarray(4, 8));
+  if (ident !== PTG_IDENTIFIER) {
+    findings.push(raw("ptg-bad-identifier", "error", PTG, null,
+      `file identifier is ${bytesRepr(head.subarray(4, 8))}, expected b'NPTG'`));
+  }
+  const root = u32(head, 0);
+  if (!(root >= 8 && root < size)) {
+    findings.push(raw("ptg-bad-root-offset", "error", PTG, null, `root table offset ${root} is outside the member [8, ${size})`));
+  }
+  if (size > PTG_MAX_BYTES) {
+    findings.push(raw("ptg-too-large", "warning", PTG, null,
+      `program.ptg has ${size} bytes; the reference runtime refuses programs over ${PTG_MAX_BYTES}`));
+  }
+  return findings;
+}
+
+/** Python's repr of bytes (b'NPTG', b'\x00\x01'). */
+function bytesRepr(b: Uint8Array): string {
+  let out = "";
+  for (const c of b) {
+    if (c === 0x5c) out += "\\\\";
+    else if (c === 0x27) out += "\\'";
+    else if (c === 0x09) out += "\\t";
+    else if (c === 0x0a) out += "\\n";
+    else if (c === 0x0d) out += "\\r";
+    else if (c >= 0x20 && c < 0x7f) out += String.fromCharCode(c);
+    else out += "\\x" + c.toString(16).padStart(2, "0");
+  }
+  return `b'${out}'`;
+}
+
+interface TensorInfo {
+  key: string;
+  dtype: string;
+  shape: bigint[];
+  begin: bigint;
+  end: bigint;
+}
+
+function isInt(v: unknown): v is bigint {
+  return typeof v === "bigint";
+}
+
+function shapeProblem(shape: JsonValue | undefined, size: number): string | null {
+  if (!Array.isArray(shape)) return "shape must be a list of non-negative integers";
+  if (shape.length > MAX_RANK) return `rank ${shape.length} exceeds ${MAX_RANK}`;
+  let nbytes = BigInt(size);
+  for (const dim of shape) {
+    if (!isInt(dim) || dim < 0n) return `dimension ${repr(dim)} is not a non-negative integer`;
+    if (dim > MAX_DIM) return `dimension ${dim} exceeds ${MAX_DIM}`;
+    nbytes *= dim || 1n;
+  }
+  if (nbytes > MAX_NBYTES) {
+    return (
+      `the non-zero dimensions times the ${size}-byte element size exceed 2**63-1 (int64, numpy's ` +
+      "limit), even if a zero dimension leaves no element"
+    );
+  }
+  return null;
+}
+
+function offsetsOf(value: JsonValue | undefined): [bigint, bigint] | null {
+  if (!Array.isArray(value) || value.length !== 2) return null;
+  const [begin, end] = value;
+  if (!isInt(begin) || !isInt(end) || begin < 0n || begin > end) return null;
+  return [begin, end];
+}
+
+/** Validate the safetensors header (ptn.st_header.read_header); throws PtnError when none can be read. */
+async function readHeader(
+  r: Reader,
+  m: Member,
+): Promise<{ entries: Map<string, TensorInfo>; dataStart: number; findings: RawFinding[] }> {
+  const size = m.size;
+  if (size < 8) {
+    throw new PtnError("st-truncated", `${size} bytes: no 8-byte header length`, { member: SAFETENSORS, pointer: "" });
+  }
+  const head = await r.bytes(m.dataOffset, 8);
+  const n = BigInt(u32(head, 0)) + (BigInt(u32(head, 4)) << 32n);
+  if (n > BigInt(MAX_HEADER_BYTES) || n > BigInt(size - 8)) {
+    throw new PtnError("st-header-too-large", `header length ${n} exceeds ${Math.min(MAX_HEADER_BYTES, size - 8)}`, {
+      member: SAFETENSORS,
+      pointer: "",
+    });
+  }
+  const headerLen = Number(n);
+  const header = parseJson(await r.bytes(m.dataOffset + 8, headerLen), { member: SAFETENSORS });
+  if (!(header instanceof Map)) {
+    throw new PtnError("st-header-not-object", "the header is not a JSON object", { member: SAFETENSORS, pointer: "" });
+  }
+  const dataStart = 8 + headerLen;
+  const dataLen = BigInt(size - dataStart);
+  const findings = new Budget();
+  const entries = new Map<string, TensorInfo>();
+  const spans: [bigint, bigint, string][] = [];
+  let allReadable = true;
+  const err = (rule: string, where: string, message: string) => raw(rule, "error", SAFETENSORS, where, message);
+  const warn = (rule: string, where: string, message: string) => raw(rule, "warning", SAFETENSORS, where, message);
+
+  for (const [key, entry] of header) {
+    const here = pointer(key);
+    if (key === METADATA_KEY) {
+      if (!(entry instanceof Map) || ![...entry.values()].every((v) => typeof v === "string")) {
+        findings.append(err("st-reserved-key", here, "__metadata__ must be an object of str -> str"));
+      } else if (entry.size) {
+        findings.append(warn("st-metadata-present", here, "non-empty __metadata__ (reference: {})"));
+      }
+      continue;
+    }
+    const offs = entry instanceof Map ? offsetsOf(entry.get("data_offsets")) : null;
+    if (offs === null) allReadable = false;
+    else spans.push([offs[0], offs[1], key]);
+    if (
+      key === "" ||
+      !(entry instanceof Map) ||
+      entry.size !== ENTRY_FIELDS.length ||
+      !ENTRY_FIELDS.every((f) => entry.has(f))
+    ) {
+      findings.append(err("st-entry-invalid", here, "entry must be an object of dtype/shape/data_offsets"));
+      continue;
+    }
+    let ok = true;
+    const dtype = entry.get("dtype");
+    if (typeof dtype !== "string" || !Object.hasOwn(ITEMSIZE, dtype)) {
+      findings.append(err("st-unsupported-dtype", here + "/dtype", `unsupported dtype ${repr(dtype)}`));
+      ok = false;
+    } else if (dtype === "C64") {
+      findings.append(warn("st-complex64", here + "/dtype", "C64: the reference reader rejects it"));
+    }
+    const shape = entry.get("shape");
+    const problem = shapeProblem(shape, typeof dtype === "string" ? (ITEMSIZE[dtype] ?? 1) : 1);
+    if (problem || !Array.isArray(shape)) {
+      findings.append(err("st-bad-shape", here + "/shape", problem || "shape is not a list"));
+      ok = false;
+    }
+    if (offs === null) {
+      findings.append(err("st-bad-offsets", here + "/data_offsets",
+        "data_offsets must be [begin, end], non-negative integers, begin <= end"));
+      continue;
+    }
+    const [begin, end] = offs;
+    if (end > dataLen) {
+      findings.append(err("st-data-length", here + "/data_offsets", `ends at ${end}, past the ${dataLen}-byte data section`));
+      ok = false;
+    }
+    if (!ok) continue;
+    const dims = shape as bigint[];
+    const info: TensorInfo = { key, dtype: dtype as string, shape: dims, begin, end };
+    const itemSize = BigInt(ITEMSIZE[dtype as string] ?? 1);
+    const numel = dims.reduce((a, d) => a * d, 1n);
+    const nbytes = end - begin;
+    if (nbytes !== numel * itemSize) {
+      findings.append(err("st-size-mismatch", here + "/data_offsets", `${nbytes} bytes for ${numel} x ${itemSize}-byte elements`));
+      continue;
+    }
+    if (itemSize > 1n && numel && (BigInt(dataStart) + begin) % itemSize) {
+      findings.append(warn("st-unaligned-tensor", here + "/data_offsets",
+        `data at member offset ${BigInt(dataStart) + begin} is not ${itemSize}-byte aligned`));
+    }
+    entries.set(key, info);
+  }
+
+  spans.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : byCodePoint(a[2], b[2])));
+  let reached = 0n;
+  for (const [begin, end, key] of spans) {
+    const where = pointer(key, "data_offsets");
+    if (begin < reached) {
+      findings.append(err("st-offsets-overlap", where, `[${begin}, ${end}] overlaps data before ${reached}`));
+    } else if (begin > reached && allReadable) {
+      findings.append(err("st-offsets-gap", where, `gap of ${begin - reached} bytes`));
+    }
+    if (end > reached) reached = end;
+  }
+  if (allReadable && reached < dataLen) {
+    findings.append(err("st-data-length", "", `${dataLen - reached} bytes after the last tensor`));
+  }
+  return { entries, dataStart, findings: findings.finish() };
+}
+
+/** A JSON member's bytes; json-too-large without reading it when it exceeds the cap. */
+async function jsonBytes(r: Reader, m: Member): Promise<Uint8Array> {
+  if (m.size > MAX_JSON_BYTES) {
+    throw new PtnError("json-too-large", `document of ${m.size} bytes exceeds ${MAX_JSON_BYTES}`, { member: m.name });
+  }
+  return r.bytes(m.dataOffset, m.size);
+}
+
+/** aliases.json against the valid safetensors keys (ptn.aliases.read_aliases). */
+async function readAliases(
+  r: Reader,
+  m: Member,
+  keys: ReadonlyMap<string, unknown>,
+): Promise<{ aliases: Map<string, string>; findings: RawFinding[] }> {
+  const value = parseJson(await jsonBytes(r, m), { member: ALIASES });
+  if (!(value instanceof Map)) {
+    throw new PtnError("aliases-not-object", "aliases.json is not a JSON object", { member: ALIASES, pointer: "" });
+  }
+  const findings = new Budget();
+  if (value.size === 0) findings.append(raw("aliases-empty", "warning", ALIASES, "", "empty aliases.json: omit the member"));
+  const aliases = new Map<string, string>();
+  for (const [alias, owner] of value) {
+    let rule = "";
+    let message = "";
+    if (alias === "" || typeof owner !== "string") {
+      [rule, message] = ["aliases-bad-entry", "an alias is a non-empty name mapped to a string"];
+    } else if (alias === METADATA_KEY || owner === METADATA_KEY) {
+      [rule, message] = ["aliases-reserved-key", "__metadata__ is reserved"];
+    } else if (keys.has(alias)) {
+      [rule, message] = ["aliases-shadows-tensor", `${repr(alias)} is itself a tensor key`];
+    } else if (!keys.has(owner)) {
+      [rule, message] = ["aliases-missing-owner", `owner ${repr(owner)} is not a tensor key`];
+    }
+    if (!rule) aliases.set(alias, owner as string);
+    else if (findings.room(rule, "error")) findings.append(raw(rule, "error", ALIASES, pointer(alias), message));
+    else findings.skip(rule, "error");
+  }
+  return { aliases, findings: findings.finish() };
+}
+
+function alignmentOf(offset: number): number {
+  let align = 1;
+  while (align < 4096 && offset % (align * 2) === 0) align *= 2;
+  return align;
+}
+
+interface Progress {
+  done: number;
+  total: number;
+  report?: (done: number, total: number) => void;
+}
+
+async function crcFindings(r: Reader, members: Member[], progress: Progress): Promise<RawFinding[]> {
+  const findings: RawFinding[] = [];
+  let checkedTo = 0;
+  const ordered = [...members].sort((a, b) => a.dataOffset - b.dataOffset || a.size - b.size);
+  for (const m of ordered) {
+    if (m.dataOffset < checkedTo) continue;
+    checkedTo = m.dataOffset + m.size;
+    let crc = 0;
+    for (let at = 0; at < m.size; at += CHUNK) {
+      const length = Math.min(CHUNK, m.size - at);
+      crc = crc32(await r.source.read(m.dataOffset + at, length), crc);
+      progress.done += length;
+      progress.report?.(progress.done, progress.total);
+    }
+    if (crc !== m.crc32) {
+      findings.push(raw("zip-crc-mismatch", "error", m.name, null,
+        `the CRC-32 of the ${m.size} data bytes of member '${m.name}' is ${crc.toString(16).padStart(8, "0")} ` +
+          `but the central directory records ${m.crc32.toString(16).padStart(8, "0")}: the data was altered ` +
+          "or corrupted"));
+    }
+  }
+  return findings;
+}
+
+async function boolFindings(
+  r: Reader,
+  m: Member,
+  dataStart: number,
+  entries: Map<string, TensorInfo>,
+  progress: Progress,
+): Promise<RawFinding[]> {
+  const findings = new Budget();
+  for (const [key, info] of entries) {
+    const nbytes = Number(info.end - info.begin);
+    if (info.dtype !== "BOOL" || nbytes === 0) continue;
+    const base = m.dataOffset + dataStart + Number(info.begin);
+    for (let at = 0; at < nbytes; at += CHUNK) {
+      const length = Math.min(CHUNK, nbytes - at);
+      const chunk = await r.source.read(base + at, length);
+      progress.done += length;
+      progress.report?.(progress.done, progress.total);
+      const bad = chunk.findIndex((b) => b > 1);
+      if (bad >= 0) {
+        findings.append(raw("st-bool-not-0-or-1", "error", SAFETENSORS, pointer(key),
+          `element ${at + bad} is the byte ${chunk[bad]}; a BOOL byte must be 0 or 1`));
+        break;
+      }
+    }
+  }
+  return findings.finish();
+}
+
+async function* stages(
+  src: ByteSource,
+  opts: ValidateOptions,
+  tables: PackageTables,
+  inspection: Inspection,
+): AsyncGenerator<RawFinding> {
+  const r = new Reader(src, await src.size());
+  let members: Member[];
+  let found: RawFinding[];
+  try {
+    ({ members, findings: found } = await readMembers(r));
+  } catch (err) {
+    if (err instanceof PtnError && err.rule !== "ptn-io-error") {
+      yield fromError(err);
+      return;
+    }
+    throw err;
+  }
+  yield* found;
+  yield* membershipFindings(members.map((m) => m.name));
+  const byName = new Map<string, Member>();
+  for (const m of members) byName.set(m.name, m);
+  inspection.members = [...byName.values()]
+    .sort((a, b) => a.headerOffset - b.headerOffset)
+    .map((m): MemberRow => ({
+      name: m.name,
+      header_offset: m.headerOffset,
+      data_offset: m.dataOffset,
+      size: m.size,
+      data_alignment: alignmentOf(m.dataOffset),
+      crc32: m.crc32.toString(16).padStart(8, "0"),
+    }));
+  const ptg = byName.get(PTG);
+  if (ptg !== undefined) {
+    const head = await r.bytes(ptg.dataOffset, Math.min(8, ptg.size));
+    inspection.program = { size: ptg.size, identifier: String.fromCharCode(...head.subarray(4, 8)) };
+    yield* ptgFindings(ptg.size, head);
+  }
+  let tensors = new Map<string, TensorInfo>();
+  let dataStart = 0;
+  const st = byName.get(SAFETENSORS);
+  if (st !== undefined) {
+    try {
+      const header = await readHeader(r, st);
+      tensors = header.entries;
+      dataStart = header.dataStart;
+      yield* header.findings;
+      inspection.tensors = [];
+    } catch (err) {
+      if (!(err instanceof PtnError) || err.rule === "ptn-io-error") throw err;
+      yield fromError(err, SAFETENSORS);
+    }
+  }
+  let aliases = new Map<string, string>();
+  const al = byName.get(ALIASES);
+  if (al !== undefined) {
+    try {
+      const read = await readAliases(r, al, tensors);
+      aliases = read.aliases;
+      yield* read.findings;
+    } catch (err) {
+      if (!(err instanceof PtnError) || err.rule === "ptn-io-error") throw err;
+      yield fromError(err, ALIASES);
+    }
+  }
+  const meta = byName.get(METADATA);
+  if (meta !== undefined) {
+    try {
+      const md = tables.parseMetadata(await jsonBytes(r, meta));
+      const names = md.names();
+      const present = new Set(names);
+      const known = new Map(tables.wellKnown.map((w) => [w.name, w.description]));
+      const ordered = [
+        ...tables.wellKnown.filter((w) => present.has(w.name)).map((w) => w.name),
+        ...names.filter((n) => !known.has(n)).sort(byCodePoint),
+      ];
+      inspection.metadata = ordered.map(
+        (name): MetadataRow => ({ name, kind: md.kind(name), value: md.value(name), meaning: known.get(name) ?? null }),
+      );
+    } catch (err) {
+      if (!(err instanceof PtnError) || err.rule === "ptn-io-error") throw err;
+      yield fromError(err, METADATA);
+    }
+  }
+  if (inspection.tensors !== null) {
+    const rows: TensorRow[] = [];
+    const keys = [...tensors.keys(), ...aliases.keys()].sort(byCodePoint);
+    for (const key of keys) {
+      const owner = aliases.get(key);
+      const info = tensors.get(owner ?? key);
+      if (info === undefined) continue;
+      rows.push({
+        key,
+        dtype: info.dtype,
+        shape: info.shape.map(Number),
+        bytes: Number(info.end - info.begin),
+        alias_of: owner ?? null,
+      });
+    }
+    inspection.tensors = rows;
+    inspection.totals = {
+      constants: rows.length,
+      constant_bytes: rows.filter((t) => t.alias_of === null).reduce((a, t) => a + t.bytes, 0),
+      dedup_saved_bytes: rows.filter((t) => t.alias_of !== null).reduce((a, t) => a + t.bytes, 0),
+    };
+  }
+  if (opts.deep) {
+    const progress: Progress = { done: 0, total: 0, report: opts.onProgress };
+    let checkedTo = 0;
+    for (const m of [...members].sort((a, b) => a.dataOffset - b.dataOffset || a.size - b.size)) {
+      if (m.dataOffset < checkedTo) continue;
+      checkedTo = m.dataOffset + m.size;
+      progress.total += m.size;
+    }
+    for (const info of tensors.values()) if (info.dtype === "BOOL") progress.total += Number(info.end - info.begin);
+    progress.report?.(0, progress.total);
+    yield* await crcFindings(r, members, progress);
+    if (tensors.size && st !== undefined) yield* await boolFindings(r, st, dataStart, tensors, progress);
+  }
+}
+
+/** Validate one package and describe it; never throws for the file's content. */
+export async function checkPackage(
+  src: ByteSource,
+  opts: ValidateOptions,
+  tables: PackageTables,
+): Promise<{ report: FileReport; info: Inspection }> {
+  const info: Inspection = { path: src.name, members: null, program: null, tensors: null, metadata: null, totals: null };
+  const findings: RawFinding[] = [];
+  const budget = new Budget();
+  try {
+    for await (const f of stages(src, opts, tables, info)) {
+      if (budget.admit(f)) findings.push(f);
+    }
+    findings.push(...budget.summaries());
+  } catch (err) {
+    findings.push(...budget.summaries());
+    if (err instanceof PtnError) {
+      findings.push(fromError(err));
+    } else {
+      findings.push(raw("ptn-internal-error", "error", null, null,
+        `the validator failed while checking this file (${String(err)}); this is a bug in the ptn ` +
+          "TypeScript binding, not a verdict on the file: please report it"));
+    }
+  }
+  const out: Finding[] = findings.map((f) => {
+    // Every finding's rule and severity must be those of a rule heading of spec.md (the
+    // generated table): anything else is a bug of the binding, reported as one.
+    if (tables.severity[f.rule] !== f.severity) {
+      return {
+        rule: "ptn-internal-error",
+        severity: "error",
+        member: f.member,
+        pointer: f.pointer,
+        message: `the validator made a finding of ${f.rule} (${f.severity}), which spec.md does not define`,
+      };
+    }
+    return { rule: f.rule, severity: f.severity, member: f.member, pointer: f.pointer, message: f.message };
+  });
+  return {
+    report: { path: src.name, valid: !out.some((f) => f.severity === "error"), findings: out },
+    info,
+  };
+}
+
+/** validatePackage and inspectPackage for the tables of one schema (the generated package.ts). */
+export function packageFunctions(tables: PackageTables): {
+  validatePackage(src: ByteSource, opts?: ValidateOptions): Promise<FileReport>;
+  inspectPackage(src: ByteSource, opts?: ValidateOptions): Promise<{ report: FileReport; info: Inspection }>;
+} {
+  return {
+    validatePackage: async (src, opts = {}) => (await checkPackage(src, opts, tables)).report,
+    inspectPackage: (src, opts = {}) => checkPackage(src, opts, tables),
+  };
+}

@@ -1,0 +1,245 @@
+"""The inspector page (web/): built into one self-contained HTML file, then driven in the
+system's headless Chromium by web/test/drive.mjs (playwright-core; no browser is downloaded).
+
+What the page shows is compared with what ptn itself says about the same files (members,
+constants and metadata as `ptn inspect --json`, findings as `ptn.validate`), fast and deep.
+The screenshots land in build/web-page/ (one PNG per package; docs/img/inspector.png is a
+copy of tiny-llm.png). Without Chromium (/usr/bin/chromium, or $PTN_CHROMIUM) or Node.js the
+browser tests skip locally and fail in CI, like the binding tests.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import ptn
+from ptn.cli.inspect_view import describe
+from tools.conformance.runners import _build_lock, _installed_as_locked
+
+REPO = Path(__file__).resolve().parent.parent
+WEB = REPO / "web"
+PAGE = WEB / "dist" / "ptn-inspector.html"
+SHOTS = REPO / "build" / "web-page"
+VALID = REPO / "examples" / "tiny-llm.ptn"
+INVALID = REPO / "invalid-examples" / "bad-token-id.ptn"
+SHOWN_ROWS = 40  # web/src/view.ts
+
+
+def _npm(*args: str) -> str:
+    proc = subprocess.run(
+        ["npm", *args], cwd=WEB, capture_output=True, text=True, timeout=900, check=False
+    )
+    assert proc.returncode == 0, (
+        f"npm {' '.join(args)}:\n{proc.stdout[-3000:]}{proc.stderr[-3000:]}"
+    )
+    return proc.stdout
+
+
+@pytest.fixture(scope="module")
+def web(node: str) -> Path:
+    """web/ with its locked toolchain installed (npm ci; playwright-core downloads no browser)."""
+    with _build_lock("web"):
+        if not _installed_as_locked(WEB):
+            _npm("ci", "--no-audit", "--no-fund")
+    return WEB
+
+
+@pytest.fixture(scope="module")
+def page(web: Path) -> Path:
+    """The page, built as docs/bindings.md says (npm run build)."""
+    PAGE.unlink(missing_ok=True)
+    _npm("run", "build")
+    return PAGE
+
+
+def test_page_sources_never_write_markup() -> None:
+    """Strings from a package reach the DOM as text only: no HTML parsing sink in the source."""
+    sinks = re.compile(
+        r"innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function"
+    )
+    hits = [
+        f"{path.name}:{n}"
+        for path in sorted((WEB / "src").glob("*.ts"))
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if sinks.search(line)
+    ]
+    assert hits == []
+
+
+def test_page_sources_type_check(web: Path) -> None:
+    _npm("run", "check")
+
+
+def test_page_is_one_file_that_loads_nothing(page: Path) -> None:
+    html = page.read_text(encoding="utf-8")
+    assert re.search(r"<script[^>]*\bsrc=|<link\b|@import|url\(", html) is None
+    (csp,) = re.findall(r'http-equiv="Content-Security-Policy" content="([^"]+)"', html)
+    assert "default-src 'none'" in csp and "script-src 'sha256-" in csp
+
+
+def _flipped(tmp: Path) -> Path:
+    """tiny-llm with one byte of tensor data changed: valid to the fast check, not the deep."""
+    data = bytearray(VALID.read_bytes())
+    with ptn.load(VALID) as pkg:
+        member = pkg.members["program.safetensors"]
+        at = member.data_offset + member.size - 1
+    data[at] ^= 0xFF
+    out = tmp / "flipped-byte.ptn"
+    out.write_bytes(bytes(data))
+    return out
+
+
+def _many(tmp: Path, count: int) -> Path:
+    out = tmp / "many-constants.ptn"
+    program = b"\x10\x00\x00\x00NPTG" + bytes(56)
+    constants = {f"w{i:03d}": np.full((2,), i, np.float32) for i in range(count)}
+    ptn.save(out, program, constants=constants, metadata={"general.name": "many"})
+    return out
+
+
+def _large(tmp: Path) -> Path:
+    """A package whose constants dwarf its headers (4 MiB), for the URL test."""
+    out = tmp / "large-constant.ptn"
+    program = b"\x10\x00\x00\x00NPTG" + bytes(56)
+    ptn.save(out, program, constants={"w": np.arange(1 << 20, dtype=np.float32)})
+    return out
+
+
+def _hostile(tmp: Path) -> Path:
+    """Markup and a right-to-left override in a tensor key and a metadata string."""
+    out = tmp / "hostile-names.ptn"
+    program = b"\x10\x00\x00\x00NPTG" + bytes(56)
+    constants = {"<img src=x onerror=alert(1)>\u202egnp.exe": np.ones((2,), np.float32)}
+    ptn.save(out, program, constants=constants, metadata={"general.name": "<b>bold</b>\u202e"})
+    return out
+
+
+def _findings(path: Path, deep: bool) -> list[tuple[str, str]]:
+    return [(f.severity, f.rule) for f in ptn.validate(path, deep=deep).findings]
+
+
+def _shown(state: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(f["severity"], f["rule"]) for f in state["findings"]]
+
+
+@pytest.fixture(scope="module")
+def driven(page: Path, chromium: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """What the page showed for each package (web/test/drive.mjs's JSON), by file name."""
+    tmp = tmp_path_factory.mktemp("web")
+    packages = [VALID, INVALID, _flipped(tmp), _many(tmp, SHOWN_ROWS + 20), _hostile(tmp)]
+    packages.append(_large(tmp))
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    args = [*map(str, packages[:-1]), f"url:{packages[-1]}"]  # the last one by its URL
+    cmd = ["node", "test/drive.mjs", chromium, str(page), str(SHOTS), *args]
+    proc = subprocess.run(cmd, cwd=WEB, capture_output=True, text=True, timeout=600, check=False)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    out = json.loads(proc.stdout)
+    out["paths"] = {p.name: p for p in packages}
+    out["by_name"] = {r["package"]: r for r in out["results"]}
+    return out
+
+
+def test_page_requests_only_itself_and_the_pasted_url(driven: dict[str, Any]) -> None:
+    assert driven["errors"] == []
+    (url,) = {u for u in driven["requests"] if u != PAGE.as_uri()}
+    assert url.startswith("http://127.0.0.1:") and url.endswith("/large-constant.ptn")
+
+
+def test_url_is_read_by_range_requests_headers_only_until_deep(driven: dict[str, Any]) -> None:
+    name = "large-constant.ptn"
+    shown = driven["by_name"][name]
+    with ptn.load(driven["paths"][name]) as pkg:
+        info = describe(pkg)
+    assert shown["fast"]["verdict"].startswith("valid")
+    assert [row[0] for row in shown["fast"]["members"]] == [m["name"] for m in info["members"]]
+    assert shown["fast"]["tensors"] == [["w", "F32", "(1048576,)", "4.0 MiB", ""]]
+    assert shown["size"] > 4 << 20 and shown["fastBytes"] < 64 << 10
+    assert shown["deep"]["verdict"].startswith("valid") and "deep check" in shown["deep"]["verdict"]
+
+
+def test_valid_package_shows_what_ptn_inspect_shows(driven: dict[str, Any]) -> None:
+    shown = driven["by_name"][VALID.name]
+    with ptn.load(VALID) as pkg:
+        info = describe(pkg)
+    fast = shown["fast"]
+    assert fast["title"] == VALID.name
+    assert fast["verdict"].startswith("valid") and "fast check" in fast["verdict"]
+    assert fast["findings"] == []
+    assert [row[0] for row in fast["members"]] == [m["name"] for m in info["members"]]
+    assert [row[5] for row in fast["members"]] == [m["crc32"] for m in info["members"]]
+    assert [(r[0], r[1], r[2], r[4]) for r in fast["tensors"]] == [
+        (t["key"], t["dtype"], str(tuple(t["shape"])), t["alias_of"] or "") for t in info["tensors"]
+    ]
+    assert ["tok_embeddings.weight", "BF16", "(64, 16)", "2.0 KiB", "output.weight"] in fast[
+        "tensors"
+    ]
+    assert [(r[0], r[1], r[3]) for r in fast["metadata"]] == [
+        (m["name"], m["kind"], m["meaning"] or "") for m in info["metadata"]
+    ]
+    assert fast["program"].endswith(f"identifier {info['program']['identifier']}")
+    assert fast["deepEnabled"] and fast["summaries"] == [] and fast["notes"] == []
+    deep = shown["deep"]
+    assert deep["verdict"].startswith("valid") and "deep check" in deep["verdict"]
+    assert not deep["progress"]["hidden"] and deep["progress"]["value"] == deep["progress"]["max"]
+    assert Path(shown["screenshot"]).stat().st_size > 0
+
+
+def test_invalid_package_shows_each_finding_linked_to_its_rule(driven: dict[str, Any]) -> None:
+    shown = driven["by_name"][INVALID.name]
+    for mode, deep in (("fast", False), ("deep", True)):
+        state = shown[mode]
+        assert state["verdict"].startswith("invalid")
+        assert _shown(state) == _findings(INVALID, deep) != []
+    assert shown["fast"]["notes"] == [
+        "the package has no program.safetensors",
+        "not readable: see the findings",  # metadata.json breaks a rule
+    ]
+    (finding,) = shown["fast"]["findings"]
+    assert finding["rule"] == "llm-token-id-out-of-range"
+    assert finding["href"].endswith("spec.md#llm-token-id-out-of-range-error")
+    assert "get_eos_ids[1] = 99" in finding["text"]
+    spec = (REPO / "spec.md").read_text(encoding="utf-8")
+    assert "#### `llm-token-id-out-of-range` (error)" in spec  # the anchor's heading
+
+
+def test_deep_check_finds_what_the_fast_check_cannot(driven: dict[str, Any]) -> None:
+    name = "flipped-byte.ptn"
+    path = driven["paths"][name]
+    shown = driven["by_name"][name]
+    assert _shown(shown["fast"]) == _findings(path, deep=False) == []
+    assert _shown(shown["deep"]) == _findings(path, deep=True)
+    assert ("error", "zip-crc-mismatch") in _shown(shown["deep"])
+    assert shown["deep"]["verdict"].startswith("invalid")
+
+
+def test_long_tables_are_summarised_until_show_all(driven: dict[str, Any]) -> None:
+    shown = driven["by_name"]["many-constants.ptn"]
+    total = SHOWN_ROWS + 20
+    assert len(shown["fast"]["tensors"]) == SHOWN_ROWS
+    assert shown["fast"]["summaries"] == [
+        f"showing {SHOWN_ROWS} of {total} rows show all {total} rows"
+    ]
+    assert [row[0] for row in shown["all"]["tensors"]] == [f"w{i:03d}" for i in range(total)]
+    assert shown["all"]["summaries"] == []
+
+
+def test_names_from_a_package_are_text_never_markup(driven: dict[str, Any]) -> None:
+    shown = driven["by_name"]["hostile-names.ptn"]["fast"]
+    assert shown["injected"] == 0
+    assert shown["tensors"][0][0] == "<img src=x onerror=alert(1)>\\u{202e}gnp.exe"
+    assert ["general.name", "str", '"<b>bold</b>\\u{202e}"', ""] in shown["metadata"]
+
+
+def test_readme_shows_the_page() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert (
+        "docs/img/inspector.png" in readme and (REPO / "docs" / "img" / "inspector.png").is_file()
+    )
+    assert "npm ci && npm run build" in readme

@@ -1,0 +1,163 @@
+// What the page shows for one package: the verdict, the findings, and the parts of
+// `ptn inspect --json` (members, program envelope, constants, metadata, totals).
+
+import type { FileReport, Finding, Inspection } from "../../generated/typescript/src/index.js";
+import { el, literal, size, visible } from "./dom.js";
+
+/** Rows shown before a table is summarised behind a "show all" button. */
+export const SHOWN_ROWS = 40;
+
+declare const __SPEC_URL__: string;
+declare const __SPEC_ANCHORS__: Record<string, string>;
+
+/** The rule id, linked to its heading in spec.md (anchors read from spec.md at build time). */
+export function ruleLink(rule: string): HTMLElement {
+  const anchor = Object.hasOwn(__SPEC_ANCHORS__, rule) ? __SPEC_ANCHORS__[rule] : undefined;
+  if (anchor === undefined) return el("code", {}, visible(rule));
+  const href = `${__SPEC_URL__}#${anchor}`;
+  return el("a", { href, target: "_blank", rel: "noreferrer", class: "rule" }, el("code", {}, rule));
+}
+
+function table(caption: string, columns: string[], rows: (Node | string)[][], id: string): HTMLElement {
+  const head = el("tr", {}, ...columns.map((c) => el("th", {}, c)));
+  const body = el("tbody");
+  const fill = (count: number): void => {
+    const shown = rows.slice(0, count);
+    body.replaceChildren(...shown.map((cells) => el("tr", {}, ...cells.map((c) => el("td", {}, c)))));
+  };
+  fill(SHOWN_ROWS);
+  const section = el("section", { id }, el("h2", {}, caption));
+  section.append(el("table", {}, el("thead", {}, head), body));
+  if (rows.length > SHOWN_ROWS) {
+    const more = el("button", { type: "button", class: "show-all" }, `show all ${rows.length} rows`);
+    const note = el("p", { class: "summary" }, `showing ${SHOWN_ROWS} of ${rows.length} rows `, more);
+    more.addEventListener("click", () => {
+      fill(rows.length);
+      note.remove();
+    });
+    section.append(note);
+  }
+  return section;
+}
+
+function note(caption: string, id: string, text: string): HTMLElement {
+  return el("section", { id }, el("h2", {}, caption), el("p", { class: "unreadable" }, text));
+}
+
+/** A part the inspection could not give: the package lacks its member, or it is unreadable. */
+function unreadable(caption: string, id: string, info: Inspection, member: string): HTMLElement {
+  const absent = info.members !== null && !info.members.some((m) => m.name === member);
+  return note(caption, id, absent ? `the package has no ${member}` : "not readable: see the findings");
+}
+
+function counts(findings: Finding[]): string {
+  const errors = findings.filter((f) => f.severity === "error").length;
+  const warnings = findings.length - errors;
+  return `${errors} error${errors === 1 ? "" : "s"}, ${warnings} warning${warnings === 1 ? "" : "s"}`;
+}
+
+/** The verdict line and one row per finding, in the validator's order. */
+export function findingsView(report: FileReport, deep: boolean): HTMLElement {
+  const mode = deep ? "deep check (every byte, CRC-32 of every member)" : "fast check (headers only)";
+  const verdict = el(
+    "p",
+    { id: "verdict", class: report.valid ? "valid" : "invalid" },
+    el("strong", {}, report.valid ? "valid" : "invalid"),
+    ` — ${counts(report.findings)}; ${mode}`,
+  );
+  const section = el("section", { id: "findings" }, el("h2", {}, "findings"), verdict);
+  if (report.findings.length > 0) {
+    const list = el("ol", { class: "findings" });
+    for (const f of report.findings) {
+      const where = [f.member, f.pointer].filter((p): p is string => p !== null).map(visible).join(" ");
+      list.append(
+        el(
+          "li",
+          { class: f.severity },
+          el("span", { class: "severity" }, f.severity),
+          " ",
+          ruleLink(f.rule),
+          where ? el("span", { class: "where" }, ` [${where}]`) : null,
+          " ",
+          el("span", { class: "message" }, visible(f.message)),
+        ),
+      );
+    }
+    section.append(list);
+  }
+  return section;
+}
+
+/** Members, program envelope, constants, metadata and totals; a part that could not be read says so. */
+export function inspectionView(info: Inspection): HTMLElement[] {
+  const parts: HTMLElement[] = [];
+  parts.push(
+    info.members === null
+      ? note("members", "members", "no zip directory could be read: see the findings")
+      : table(
+          "members",
+          ["name", "offset", "data", "size", "align", "crc32"],
+          info.members.map((m) => [
+            visible(m.name),
+            String(m.header_offset),
+            String(m.data_offset),
+            size(m.size),
+            String(m.data_alignment),
+            m.crc32,
+          ]),
+          "members",
+        ),
+  );
+  parts.push(
+    info.program === null
+      ? unreadable("program.ptg", "program", info, "program.ptg")
+      : el(
+          "section",
+          { id: "program" },
+          el("h2", {}, "program.ptg"),
+          el("p", {}, `${size(info.program.size)}, identifier `, el("code", {}, visible(info.program.identifier))),
+        ),
+  );
+  parts.push(
+    info.tensors === null
+      ? unreadable("constants", "tensors", info, "program.safetensors")
+      : table(
+          "constants",
+          ["key", "dtype", "shape", "bytes", "alias of"],
+          info.tensors.map((t) => [
+            visible(t.key),
+            t.dtype,
+            `(${t.shape.join(", ")}${t.shape.length === 1 ? "," : ""})`,
+            size(t.bytes),
+            t.alias_of === null ? "" : visible(t.alias_of),
+          ]),
+          "tensors",
+        ),
+  );
+  parts.push(
+    info.metadata === null
+      ? unreadable("metadata", "metadata", info, "metadata.json")
+      : table(
+          "metadata",
+          ["name", "kind", "value", "meaning"],
+          info.metadata.map((m) => {
+            const shown = visible(literal(m.value));
+            const value = el("span", { title: shown }, shown.length > 200 ? `${shown.slice(0, 200)}…` : shown);
+            return [visible(m.name), m.kind, value, m.meaning ?? ""];
+          }),
+          "metadata",
+        ),
+  );
+  if (info.totals !== null) {
+    const t = info.totals;
+    parts.push(
+      el(
+        "p",
+        { id: "totals" },
+        `${t.constants} constant${t.constants === 1 ? "" : "s"}, ${size(t.constant_bytes)} stored, ` +
+          `${size(t.dedup_saved_bytes)} saved by deduplication`,
+      ),
+    );
+  }
+  return parts;
+}
