@@ -256,8 +256,9 @@ def parse_json(
 
     ``member`` names the package member in errors. ``unique_names=False`` drops
     the one I-JSON rule that is not RFC 8259 grammar (duplicate names; the last
-    wins): only for measuring the grammar itself, every ``.ptn`` member is
-    parsed with it on. Bad content raises only ``PtnError``; ``data`` of another
+    wins): for measuring the grammar itself, and for callers that detect
+    duplicates on their own (the safetensors header counts its names against
+    the text's ':'s and parses strictly again when they differ). Bad content raises only ``PtnError``; ``data`` of another
     type than bytes, bytearray or memoryview raises TypeError.
     """
     return parse_json_fast(data, member=member, unique_names=unique_names)[0]

@@ -21,6 +21,7 @@ from isal import isal_zlib
 from ptn.aliases import resolve
 from ptn.buffers import close_mapping, map_fd, map_file, open_regular, release_pages
 from ptn.errors import Finding, PtnError, Report, first_error
+from ptn.gcpause import gc_paused
 from ptn.json_strict import MAX_JSON_BYTES, parse_json
 from ptn.members import METADATA, PTG, SAFETENSORS
 from ptn.metadata import Metadata
@@ -48,7 +49,7 @@ class Constants(Mapping[str, np.ndarray]):
         self._package = package
 
     def __getitem__(self, key: str) -> np.ndarray:
-        return self._package.constant(key).array
+        return self._package._array(key, writable=False)[1]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._package.keys())
@@ -243,14 +244,18 @@ class Package:
         zero-copy until written, and a write changes neither the file nor any
         other constant (an alias gets a mapping of its own).
         """
+        info, array = self._array(key, writable=writable)
+        return Constant(key, info.key, info.dtype, info.shape, array)
+
+    def _array(self, key: str, *, writable: bool) -> tuple[TensorInfo, np.ndarray]:
+        """``constant(key)``'s header facts and array, without the Constant (one per tensor
+        of ``constants`` and ``to_torch``)."""
         info = self.tensor_info(key)
         if not writable:
-            array = tensor_view(self._st, self._parsed.data_start, info)
-        elif key == info.key:
-            array = tensor_view(self._cow_st(), self._parsed.data_start, info)
-        else:
-            array = self._alias_view(info)
-        return Constant(key, info.key, info.dtype, info.shape, array)
+            return info, tensor_view(self._st, self._parsed.data_start, info)
+        if key == info.key:
+            return info, tensor_view(self._cow_st(), self._parsed.data_start, info)
+        return info, self._alias_view(info)
 
     def constant_chunks(self, key: str, size: int) -> Iterator[memoryview]:
         """The stored bytes of ``key`` (an alias: its owner's), ``size`` bytes at a time.
@@ -305,7 +310,8 @@ class Package:
         """
         from ptn.torch import to_torch
 
-        return {key: to_torch(self.constant(key, writable=True).array) for key in self.keys()}
+        with gc_paused():
+            return {key: to_torch(self._array(key, writable=True)[1]) for key in self.keys()}
 
     def _metadata(self) -> Metadata:
         metadata = self.metadata

@@ -6,11 +6,12 @@ A module apart from ptn.remote so that validating a URL never imports numpy (ptn
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
+
+import numpy as np
 
 from ptn.errors import Finding, within_budget
 from ptn.members import PTG, SAFETENSORS
-from ptn.package import Constant, Package
+from ptn.package import Package
 from ptn.remote import SparseBuffer, remote_stages
 from ptn.sources import TransferStats, open_source
 from ptn.tensors import TensorInfo
@@ -62,11 +63,13 @@ class RemotePackage(Package):
         start = self._parsed.members[SAFETENSORS].data_offset + self._parsed.data_start
         self._sparse.need([(start + info.begin, start + info.end)])
 
-    def constant(self, key: str, *, writable: bool = False) -> Constant:
-        """The constant ``key``, fetched first; ``writable=True`` gives a private copy."""
-        self._fetch(self.tensor_info(key))
-        const = super().constant(key)
-        return replace(const, array=const.array.copy()) if writable else const
+    def _array(self, key: str, *, writable: bool) -> tuple[TensorInfo, np.ndarray]:
+        """Every array (``constant``, ``constants[key]``, ``to_torch``) comes through here:
+        its bytes are fetched first; a writable one is a private copy."""
+        info = self.tensor_info(key)
+        self._fetch(info)
+        info, array = super()._array(key, writable=False)
+        return info, array.copy() if writable else array
 
     def close(self) -> None:
         for view in (self.__dict__.get("_program"), self.__dict__.get("_st")):

@@ -9,13 +9,13 @@ validation needs only names, sizes and offsets; ptn.tensors views the data.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
 from math import prod
-from typing import Any
+from typing import Any, NamedTuple
 
 from ptn.errors import Finding, FindingBudget, PtnError, pointer
-from ptn.json_strict import parse_json
+from ptn.gcpause import gc_paused
+from ptn.json_strict import parse_json, parse_json_fast
 
 MEMBER = "program.safetensors"
 METADATA_KEY = "__metadata__"
@@ -48,9 +48,12 @@ def itemsize(name: str) -> int:
         ) from None
 
 
-@dataclass(frozen=True)
-class TensorInfo:
-    """One header entry; ``begin``/``end`` are relative to the data section."""
+class TensorInfo(NamedTuple):
+    """One header entry; ``begin``/``end`` are relative to the data section.
+
+    A named tuple, not a dataclass: a header of 10^5 entries builds 10^5 of them,
+    and a frozen dataclass costs several times more to construct.
+    """
 
     key: str
     dtype: str
@@ -110,12 +113,118 @@ def _as_bytes(buf: Any) -> memoryview:
     return mv if mv.format == "B" and mv.ndim == 1 else mv.cast("B")
 
 
-def read_header(buf: Any) -> tuple[dict[str, TensorInfo], int, list[Finding]]:
+_LEAN_ITEMSIZE = {name: size for name, size in ITEMSIZE.items() if name != "C64"}
+"""What ``_regular_entries`` accepts: C64 draws a warning, which the full check gives."""
+
+
+def _vouch(value: Any) -> bool:
+    """Lets the parser skip its nesting/overflow scan: ``_regular_entries`` accepts only
+    three levels of str, int and lists of int, and whatever it refuses is parsed again
+    strictly."""
+    return True
+
+
+_new_info = tuple.__new__  # TensorInfo's own __new__ is a Python function: one call more
+
+
+class _CheckedEntries(Mapping[str, TensorInfo]):
+    """The entries of a header that passed ``_regular_entries``: a read-only mapping whose
+    TensorInfo objects are built when asked for (``ptn.load`` of 10^5 tensors needs none)."""
+
+    __slots__ = ("_header",)
+
+    def __init__(self, header: dict[str, Any]) -> None:
+        self._header = header
+
+    def __getitem__(self, key: str) -> TensorInfo:
+        entry = self._header[key]
+        begin, end = entry["data_offsets"]
+        return _new_info(TensorInfo, (key, entry["dtype"], tuple(entry["shape"]), begin, end))
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if key in self._header else default
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._header)
+
+    def __len__(self) -> int:
+        return len(self._header)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._header
+
+    def __repr__(self) -> str:
+        return repr(dict(self.items()))
+
+
+def _regular_entries(
+    header: dict[str, Any], raw: bytes, data_start: int, data_len: int
+) -> Mapping[str, TensorInfo] | None:
+    """The entries of a header that breaks no rule and warns of nothing; else None.
+
+    Each ':' of the JSON text ``raw`` separates a name from its value: when the
+    parsed objects hold as many names, no name was a duplicate (the parse kept the
+    last of each) and no string held a ':'.
+    """
+    if "" in header or header.get(METADATA_KEY, {}) != {}:
+        return None  # an error or a warning (st-metadata-present): the full check says which
+    size_of = _LEAN_ITEMSIZE.get
+    reached = 0
+    in_order = True
+    try:  # a value of another type fails a lookup, an unpacking or a check below
+        for entry in header.values():
+            if len(entry) != 3:
+                # __metadata__ ({} here); another {} entry leaves the names short of the ':'s
+                if entry == {}:
+                    continue
+                return None
+            shape = entry["shape"]
+            begin, end = entry["data_offsets"]
+            size = size_of(entry["dtype"])
+            if (
+                size is None
+                or type(shape) is not list
+                or len(shape) > MAX_RANK
+                or type(begin) is not int
+                or type(end) is not int
+            ):
+                return None
+            numel = 1
+            for dim in shape:  # zero dimensions: the full check (MAX_NBYTES skips them)
+                if type(dim) is not int or not 0 < dim <= MAX_DIM:
+                    return None
+                numel *= dim
+            nbytes = numel * size
+            if nbytes > MAX_NBYTES or end - begin != nbytes or (data_start + begin) % size:
+                return None
+            if begin != reached:
+                in_order = False
+            reached = end
+    except (KeyError, TypeError, ValueError):
+        return None
+    tensors = len(header) - (METADATA_KEY in header)
+    if len(header) + 3 * tensors != raw.count(b":"):
+        return None
+    if not in_order:  # tiled from 0 to the end of the data, no gap, no overlap
+        reached = 0
+        for begin, end in sorted(e["data_offsets"] for e in header.values() if e):
+            if begin != reached:
+                return None
+            reached = end
+    if reached != data_len:
+        return None
+    if METADATA_KEY in header:
+        header = {key: entry for key, entry in header.items() if key != METADATA_KEY}
+    return _CheckedEntries(header)
+
+
+def read_header(buf: Any) -> tuple[Mapping[str, TensorInfo], int, list[Finding]]:
     """Validate the header of a safetensors image held in ``buf``.
 
     Returns (entries safe to view with ``tensor_view``, absolute offset of the
     data section, findings). Raises ``PtnError`` only when no header can be read:
     ``st-truncated``, ``st-header-too-large``, ``json-*``, ``st-header-not-object``.
+    Its cost per entry is flat up to 10^5 entries and more (ptn.gcpause).
     """
     mv = _as_bytes(buf)
     if len(mv) < 8:
@@ -130,13 +239,37 @@ def read_header(buf: Any) -> tuple[dict[str, TensorInfo], int, list[Finding]]:
             member=MEMBER,
             pointer="",
         )
-    header = parse_json(bytes(mv[8 : 8 + n]), member=MEMBER)
+    with gc_paused():
+        return _read_header(bytes(mv[8 : 8 + n]), 8 + n, len(mv) - 8 - n)
+
+
+def _read_header(
+    raw: bytes, data_start: int, data_len: int
+) -> tuple[Mapping[str, TensorInfo], int, list[Finding]]:
+    # The common header (every entry well-formed, tiled, aligned) is checked in one
+    # lean pass; anything else is parsed again strictly and checked rule by rule below.
+    try:
+        header, _ = parse_json_fast(raw, member=MEMBER, unique_names=False, shallow=_vouch)
+    except PtnError:
+        header = None
+    if type(header) is dict:
+        regular = _regular_entries(header, raw, data_start, data_len)
+        if regular is not None:
+            return regular, data_start, []
+    header = None  # not two trees at once
+    header = parse_json(raw, member=MEMBER)
     if type(header) is not dict:
         raise PtnError(
             "st-header-not-object", "the header is not a JSON object", member=MEMBER, pointer=""
         )
-    data_start = 8 + n
-    data_len = len(mv) - data_start
+    entries, findings = _checked_entries(header, data_start, data_len)
+    return entries, data_start, findings
+
+
+def _checked_entries(
+    header: dict[str, Any], data_start: int, data_len: int
+) -> tuple[dict[str, TensorInfo], list[Finding]]:
+    """Every entry against every rule, in header order: (readable entries, findings)."""
     findings = FindingBudget()  # a header of a million bad entries lists 100 per rule
     entries: dict[str, TensorInfo] = {}
     spans: list[tuple[int, int, str]] = []
@@ -227,21 +360,28 @@ def read_header(buf: Any) -> tuple[dict[str, TensorInfo], int, list[Finding]]:
 
     reached = 0
     for begin, end, key in sorted(spans):
-        where = pointer(key, "data_offsets")
         if begin < reached:
             findings.append(
                 _err(
-                    "st-offsets-overlap", where, f"[{begin}, {end}] overlaps data before {reached}"
+                    "st-offsets-overlap",
+                    pointer(key, "data_offsets"),
+                    f"[{begin}, {end}] overlaps data before {reached}",
                 )
             )
         elif begin > reached and all_readable:
-            findings.append(_err("st-offsets-gap", where, f"gap of {begin - reached} bytes"))
+            findings.append(
+                _err(
+                    "st-offsets-gap",
+                    pointer(key, "data_offsets"),
+                    f"gap of {begin - reached} bytes",
+                )
+            )
         reached = max(reached, end)
     if all_readable and reached < data_len:
         findings.append(
             _err("st-data-length", "", f"{data_len - reached} bytes after the last tensor")
         )
-    return entries, data_start, findings.finish()
+    return entries, findings.finish()
 
 
 def bool_findings(buf: Any, data_start: int, entries: Mapping[str, TensorInfo]) -> list[Finding]:

@@ -84,17 +84,29 @@ class _Dtypes(Mapping[str, tuple[np.dtype, int]]):
 DTYPES = _Dtypes()
 
 
+# bfloat16 is a numpy "void-like" extension type; checking it last keeps ml_dtypes
+# unimported unless a tensor may really be bfloat16.
+_NAME_ORDER = tuple(sorted(ITEMSIZE, key=lambda n: n == "BF16"))
+_NAMES: dict[np.dtype, str] = {}
+"""dtype -> name for the dtypes already seen: a save of 10^5 tensors asks five times each."""
+_MAX_NAMES = 256  # supported dtypes only, but each with its own metadata is a key
+
+
 def dtype_name(dtype: Any) -> str:
     """The safetensors name of a numpy dtype (either byte order); else ``st-unsupported-dtype``."""
+    if isinstance(dtype, np.dtype):
+        name = _NAMES.get(dtype)
+        if name is not None:
+            return name
     try:
         dt = _le(dtype)
     except (TypeError, ValueError):
         dt = None
     if dt is not None:
-        # bfloat16 is a numpy "void-like" extension type; checking it last keeps
-        # ml_dtypes unimported unless a tensor may really be bfloat16.
-        for name in sorted(ITEMSIZE, key=lambda n: n == "BF16"):
+        for name in _NAME_ORDER:
             if (name != "BF16" or dt.kind == "V") and dt == _numpy_dtype(name):
+                if isinstance(dtype, np.dtype) and len(_NAMES) < _MAX_NAMES:
+                    _NAMES[dtype] = name
                 return name
     raise PtnError(
         "st-unsupported-dtype", f"dtype {dtype!r} has no safetensors name", member=MEMBER
@@ -108,9 +120,14 @@ def dtype_of(array: np.ndarray) -> str:
 def tensor_bytes(array: np.ndarray) -> memoryview:
     """Little-endian C-contiguous bytes of ``array``; copies only when it must."""
     a = np.asarray(array)
-    target = DTYPES[dtype_of(a)][0]
+    name = dtype_of(a)
     if a.dtype.byteorder == ">" or not a.flags.c_contiguous:
-        a = np.ascontiguousarray(a, dtype=target)
+        a = np.ascontiguousarray(a, dtype=_numpy_dtype(name))
+    elif a.size and name != "BF16":  # the buffer protocol: a third of the numpy route
+        try:
+            return memoryview(a).cast("B")  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            pass
     return memoryview(a.reshape(-1).view(np.uint8))  # type: ignore[arg-type]
 
 
@@ -156,24 +173,27 @@ def plan_layout(
     seen: set[str] = set()
     items = []
     for key, dtype, shape, nbytes in tensors:
-        here = pointer(key) if type(key) is str else ""
+        # Pointers are built only for an error: this loop runs once per tensor.
         if type(key) is not str or key == "":
             raise PtnError(
                 "st-entry-invalid",
                 "tensor key must be a non-empty string",
                 member=MEMBER,
-                pointer=here,
+                pointer=pointer(key) if type(key) is str else "",
             )
         if key == METADATA_KEY:
             raise PtnError(
-                "st-reserved-key", "__metadata__ is not a tensor key", member=MEMBER, pointer=here
+                "st-reserved-key",
+                "__metadata__ is not a tensor key",
+                member=MEMBER,
+                pointer=pointer(key),
             )
         if key in seen:
             raise PtnError(
                 "json-duplicate-name",
                 f"tensor key {key!r} appears twice",
                 member=MEMBER,
-                pointer=here,
+                pointer=pointer(key),
             )
         seen.add(key)
         if type(dtype) is not str or dtype not in ITEMSIZE:
@@ -181,19 +201,19 @@ def plan_layout(
                 "st-unsupported-dtype",
                 f"unsupported dtype {dtype!r}",
                 member=MEMBER,
-                pointer=here + "/dtype",
+                pointer=pointer(key, "dtype"),
             )
-        shape = [int(d) if isinstance(d, np.integer) else d for d in shape]
-        problem = _shape_problem(shape, ITEMSIZE[dtype])
-        if problem:
-            raise PtnError("st-bad-shape", problem, member=MEMBER, pointer=here + "/shape")
         size = ITEMSIZE[dtype]
+        shape = [d if type(d) is int else int(d) if isinstance(d, np.integer) else d for d in shape]
+        problem = _shape_problem(shape, size)
+        if problem:
+            raise PtnError("st-bad-shape", problem, member=MEMBER, pointer=pointer(key, "shape"))
         if nbytes != prod(shape) * size:
             raise PtnError(
                 "st-size-mismatch",
                 f"{nbytes} bytes for {prod(shape)} x {size}-byte elements",
                 member=MEMBER,
-                pointer=here + "/data_offsets",
+                pointer=pointer(key, "data_offsets"),
             )
         items.append((key, dtype, shape, int(nbytes), size))
     items.sort(key=lambda t: (-t[4], t[0]))

@@ -31,7 +31,7 @@ def _torch() -> Any:
 def to_torch(array: np.ndarray) -> Any:
     """A tensor sharing ``array``'s memory (bfloat16 via an int16 view)."""
     torch = _torch()
-    if array.dtype == ml_dtypes.bfloat16:
+    if array.dtype.kind == "V" and array.dtype == ml_dtypes.bfloat16:  # kind first: cheap
         return torch.from_numpy(array.view(np.int16)).view(torch.bfloat16)
     return torch.from_numpy(array)
 

@@ -13,7 +13,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Generator, Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -32,7 +32,7 @@ class Parsed:
     """What validation learned, for ``ptn.load`` to build on without parsing twice."""
 
     members: dict[str, Member] = field(default_factory=dict)
-    tensors: dict[str, TensorInfo] = field(default_factory=dict)
+    tensors: Mapping[str, TensorInfo] = field(default_factory=dict)
     data_start: int = 0
     aliases: dict[str, str] = field(default_factory=dict)
     metadata: Metadata | None = None
@@ -88,7 +88,7 @@ def _stages(buf: memoryview, deep: bool) -> Generator[Finding, None, Parsed]:
         if m.fault is not None
     }
     readable = {name: m for name, m in by_name.items() if name not in unreadable}
-    tensors: dict[str, TensorInfo] = {}
+    tensors: Mapping[str, TensorInfo] = {}
     header_found: list[Finding] = []
     data_start = 0
     aliases: dict[str, str] = {}

@@ -23,6 +23,7 @@ from ptn.atomic import EditSource, edit_lock, replace_file
 from ptn.buffers import close_mapping, map_fd
 from ptn.dedup import fold_duplicates
 from ptn.errors import Finding, InvalidPackageError, PtnError, first_error
+from ptn.gcpause import gc_paused
 from ptn.members import ALIASES, KNOWN, METADATA, PTG, SAFETENSORS, ptg_findings
 from ptn.metadata import Metadata, model_values
 from ptn.package import Package
@@ -152,6 +153,17 @@ def save(
     Arguments of the wrong type raise TypeError; contents that break a rule raise PtnError.
     """
     mutable = _check_argument_types(program, constants, metadata, mutable_keys)
+    with gc_paused():  # 10^5 constants: a cost per constant that does not grow with them
+        _save(path, program, constants, metadata, mutable)
+
+
+def _save(
+    path: str | os.PathLike[str],
+    program: bytes | bytearray | memoryview,
+    constants: Mapping[str, Any] | None,
+    metadata: Mapping[str, Any] | Metadata | PtnMetadata | None,
+    mutable: set[str],
+) -> None:
     # A lazy mapping or array-like may fail on access: that too is ptn-write-failed.
     with _write_failed(path, "preparing"):
         meta = _metadata_to_write(metadata)

@@ -570,3 +570,63 @@ def test_unaligned_member_hint_names_what_aligns() -> None:
     (finding,) = read_members(buf.getvalue())[1]
     assert finding.rule == "zip-unaligned-member"
     assert "`ptn repack`" in finding.message and "with ptn to" not in finding.message
+
+
+# --- inspect: long tables and streamed JSON -------------------------------------
+
+
+def test_inspect_shows_the_ends_of_long_tables(tmp_path: Path) -> None:
+    import numpy as np
+
+    from ptn.cli.inspect_view import SHOWN_AT_EACH_END
+
+    n = 2 * SHOWN_AT_EACH_END + 7
+    path = tmp_path / "many.ptn"
+    constants = {f"w{i:03}": np.full(4, i, np.float32) for i in range(n)}
+    constants["h"] = np.zeros(2, np.float16)
+    ptn.save(path, PROGRAM, constants, {f"x.n{i:03}": i for i in range(n)})
+    keys = sorted(constants)
+    cut = ptn_cli("inspect", str(path)).stdout
+    assert f"{len(keys) - 2 * SHOWN_AT_EACH_END:,} more (--all" in cut
+    assert keys[0] in cut and keys[-1] in cut and keys[len(keys) // 2] not in cut
+    assert "x.n000" in cut and f"x.n{n // 2:03}" not in cut
+    assert f"F16 x 1 (4 B), F32 x {n:,} (" in cut
+    every = ptn_cli("inspect", "--all", str(path)).stdout
+    assert all(k in every for k in keys) and "more (--all" not in every
+    assert all(f"x.n{i:03}" in every for i in range(n))
+
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.tuples(inner, inner)
+        | st.dictionaries(st.text(max_size=3) | st.integers(), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+
+
+@given(st.dictionaries(st.text(max_size=3), _json_values, max_size=4) | _json_values)
+def test_streamed_json_is_the_same_text(value: object) -> None:
+    from ptn.cli import inspect_view
+
+    if not isinstance(value, dict):
+        value = {"rows": [value] * 3, "one": value}
+    pieces: list[str] = []
+    inspect_view.write_json(value, pieces.append)
+    assert "".join(pieces) == json.dumps(value, indent=2, ensure_ascii=True) + "\n"
+
+
+def test_inspect_json_is_describe_as_json(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ptn.cli import inspect_view
+
+    monkeypatch.setattr(inspect_view, "_BATCH", 3)  # several batches of the constants
+    with ptn.load(TINY) as pkg:
+        info = inspect_view.describe(pkg)
+    out = ptn_cli("inspect", "--json", str(TINY)).stdout
+    assert len(info["tensors"]) > 3
+    assert out == json.dumps(info, indent=2, ensure_ascii=True) + "\n"
+    pieces: list[str] = []
+    inspect_view.write_json(info, pieces.append)
+    assert "".join(pieces) == out

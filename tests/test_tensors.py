@@ -14,6 +14,7 @@ import safetensors.numpy as stnp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ptn import st_header
 from ptn.errors import PtnError
 from ptn.tensors import (
     DATA_ALIGNMENT,
@@ -464,3 +465,77 @@ _entries = st.one_of(
 def test_fuzz_structured_headers(header: dict[str, Any], data: int, pad: int) -> None:
     text = json.dumps(header).encode() + b" " * pad
     _check(craft(None, raw=text) + bytes(range(data)))
+
+
+# --- the lean pass over a regular header ----------------------------------------
+
+
+def _both_passes(image: bytes) -> tuple[dict[str, TensorInfo] | None, Any]:
+    """(the lean pass's entries or None, the full check's (entries, findings)), or None."""
+    n = int.from_bytes(image[:8], "little")
+    raw = image[8 : 8 + n]
+    try:
+        header = json.loads(raw)
+    except ValueError:
+        return None, None
+    if type(header) is not dict:
+        return None, None
+    start, length = 8 + n, len(image) - 8 - n
+    return (
+        st_header._regular_entries(header, raw, start, length),
+        st_header._checked_entries(header, start, length),
+    )
+
+
+@FUZZ
+@given(
+    st.dictionaries(
+        st.sampled_from(["a", "b", "c", "", "__metadata__", "a/b"]), _entries, max_size=5
+    ),
+    st.integers(0, 64),
+)
+def test_lean_pass_agrees_with_the_full_check(header: dict[str, Any], data: int) -> None:
+    """Whatever the lean pass accepts, the full check accepts alike, without a finding."""
+    regular, full = _both_passes(craft(header) + bytes(data))
+    if regular is not None:
+        assert full == (regular, [])
+
+
+@FUZZ
+@given(
+    st.dictionaries(
+        st.text(st.characters(codec="utf-8"), min_size=1, max_size=4).filter(
+            lambda k: k != "__metadata__"
+        ),
+        st.tuples(
+            st.sampled_from([n for n in DTYPES if n != "C64"]),
+            st.lists(st.integers(1, 3), max_size=3),
+        ),
+        max_size=6,
+    )
+)
+def test_lean_pass_takes_what_writers_write(specs: dict[str, tuple[str, list[int]]]) -> None:
+    """Every image a writer plans (no C64, no zero dimension) passes the lean pass as it is."""
+    plan = [
+        (k, dtype, shape, int(np.prod(shape)) * itemsize(dtype))
+        for k, (dtype, shape) in specs.items()
+    ]
+    prefix, layout = plan_layout(plan)
+    image = prefix + bytes(sum(end - begin for _, begin, end in layout))
+    regular, full = _both_passes(image)
+    colons = any(":" in k for k in specs)  # a ':' in a name: the strict parse decides
+    assert (regular is None) == colons
+    assert read_header(memoryview(image)) == (full[0], len(prefix), [])
+    if regular is not None:
+        assert full == (regular, [])
+
+
+def test_lean_pass_leaves_duplicates_to_the_strict_parse() -> None:
+    raw = b'{"a":' + json.dumps(entry()).encode() + b',"a":' + json.dumps(entry()).encode() + b"}"
+    with pytest.raises(PtnError) as err:
+        read_header(memoryview(craft(None, bytes(8), raw=raw)))
+    assert err.value.rule == "json-duplicate-name"
+    nested = b'{"a":{"dtype":"F32","dtype":"F32","shape":[2],"data_offsets":[0,8]}}'
+    with pytest.raises(PtnError) as err:
+        read_header(memoryview(craft(None, bytes(8), raw=nested)))
+    assert err.value.rule == "json-duplicate-name"

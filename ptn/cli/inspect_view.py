@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ptn.cli.report import count, safe
@@ -123,8 +124,47 @@ def _size(n: int) -> str:
     return str(n)
 
 
-def render(info: dict[str, Any]) -> None:
-    """Draw ``describe``'s data; untrusted strings go in as Text (never markup), escaped."""
+SHOWN_AT_EACH_END = 20
+"""Rows drawn at the start and at the end of a long table (``--all`` draws every row)."""
+
+
+def _shown(rows: list[Any], show_all: bool) -> tuple[list[Any], int, list[Any]]:
+    """(first rows, how many are left out, last rows): drawing costs O(rows drawn)."""
+    if show_all or len(rows) <= 2 * SHOWN_AT_EACH_END + 1:
+        return rows, 0, []
+    end = len(rows) - SHOWN_AT_EACH_END
+    return rows[:SHOWN_AT_EACH_END], end - SHOWN_AT_EACH_END, rows[end:]
+
+
+def _add_rows(table: Any, rows: list[Any], show_all: bool, row: Any) -> None:
+    """``row(item)`` for the rows shown; one line saying how many are not, between them."""
+    from rich.text import Text
+
+    first, left_out, last = _shown(rows, show_all)
+    for item in first:
+        table.add_row(*row(item))
+    if left_out:
+        table.add_row(Text(f"... {left_out:,} more (--all lists every row)", style="italic"))
+        for item in last:
+            table.add_row(*row(item))
+
+
+def _by_dtype(tensors: list[dict[str, Any]]) -> str:
+    """``F32 x 3 (12 KiB), ...``: how many constants of each dtype, and their bytes."""
+    counts: dict[str, list[int]] = {}
+    for t in tensors:
+        tally = counts.setdefault(t["dtype"], [0, 0])
+        tally[0] += 1
+        tally[1] += t["bytes"]
+    return ", ".join(f"{d} x {n:,} ({_size(b)})" for d, (n, b) in sorted(counts.items()))
+
+
+def render(info: dict[str, Any], show_all: bool = False) -> None:
+    """Draw ``describe``'s data; untrusted strings go in as Text (never markup), escaped.
+
+    Long tables (constants, metadata) show their first and last rows and a count of
+    the rest unless ``show_all``, so the cost follows what is drawn, not the package.
+    """
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
@@ -151,25 +191,26 @@ def render(info: dict[str, Any]) -> None:
         tensors = Table(title="constants", title_justify="left")
         for col in ("key", "dtype", "shape", "bytes", "alias of"):
             tensors.add_column(col)
-        for t in info["tensors"]:
-            tensors.add_row(
+        _add_rows(
+            tensors,
+            info["tensors"],
+            show_all,
+            lambda t: (
                 Text(safe(t["key"])),
                 t["dtype"],
                 str(tuple(t["shape"])),
                 _size(t["bytes"]),
                 Text(safe(t["alias_of"] or "")),
-            )
+            ),
+        )
         console.print(tensors)
+        if _shown(info["tensors"], show_all)[1]:
+            console.print(Text(f"by dtype: {_by_dtype(info['tensors'])}"))
     if info["metadata"]:
         meta = Table(title="metadata", title_justify="left")
         for col in ("name", "kind", "value", "meaning"):
             meta.add_column(col)
-        for m in info["metadata"]:
-            # A JSON literal, as `ptn metadata set` takes it (true, "tiny"), not a Python repr.
-            shown = safe(json.dumps(m["value"], ensure_ascii=False))
-            meta.add_row(
-                Text(safe(m["name"])), m["kind"], Text(shown[:200]), Text(m["meaning"] or "")
-            )
+        _add_rows(meta, info["metadata"], show_all, _metadata_row)
         console.print(meta)
     totals = info["totals"]
     console.print(Text(
@@ -189,3 +230,74 @@ def render(info: dict[str, Any]) -> None:
         return
     for w in info["warnings"]:
         console.print(Text(f"warning {w['rule']} {safe(w['member'])}: {safe(w['message'])}"))
+
+
+def _metadata_row(m: dict[str, Any]) -> tuple[Any, ...]:
+    from rich.text import Text
+
+    # A JSON literal, as `ptn metadata set` takes it (true, "tiny"), not a Python repr.
+    shown = safe(json.dumps(m["value"], ensure_ascii=False))
+    return Text(safe(m["name"])), m["kind"], Text(shown[:200]), Text(m["meaning"] or "")
+
+
+def write_json(info: dict[str, Any], write: Callable[[str], object]) -> None:
+    """Write ``json.dumps(info, indent=2, ensure_ascii=True)`` and a newline, in pieces.
+
+    The same text, but a long list (10^5 constants) is encoded and written a batch
+    of items at a time instead of as one string of the whole document.
+    """
+    for piece in _pieces(info):
+        write(piece)
+    write("\n")
+
+
+_BATCH = 1000
+
+
+def _pieces(info: dict[str, Any]) -> Iterator[str]:
+    if not info or any(type(k) is not str for k in info):
+        yield json.dumps(info, indent=2, ensure_ascii=True)
+        return
+    yield "{"
+    for i, (key, value) in enumerate(info.items()):
+        yield f"{',' if i else ''}\n  {_encode_str(key)}: "
+        if type(value) is not list or not value:
+            yield _pretty(value, 1)
+            continue
+        yield "["
+        for start in range(0, len(value), _BATCH):
+            batch = value[start : start + _BATCH]
+            yield ("," if start else "") + ",".join("\n    " + _pretty(v, 2) for v in batch)
+        yield "\n  ]"
+    yield "\n}"
+
+
+_encode_str: Callable[[str], str] = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]
+
+
+def _pretty(value: Any, level: int) -> str:
+    """``json.dumps(value, indent=2, ensure_ascii=True)`` as it appears at nesting ``level``.
+
+    Scalars go straight to the encoder's own functions (a row of a table is a few of them).
+    """
+    kind = type(value)
+    if kind is str:
+        return _encode_str(value)
+    if kind is int:
+        return int.__repr__(value)
+    if value is None:
+        return "null"
+    if kind is bool:
+        return "true" if value else "false"
+    if value and (kind is list or kind is tuple or kind is dict):
+        inner = "\n" + "  " * (level + 1)
+        if kind is not dict:
+            items = [inner + _pretty(v, level + 1) for v in value]
+            return "[" + ",".join(items) + inner[:-2] + "]"
+        try:  # json turns other keys into strings its own way: the fallback below
+            items = [f"{inner}{_encode_str(k)}: {_pretty(v, level + 1)}" for k, v in value.items()]
+            return "{" + ",".join(items) + inner[:-2] + "}"
+        except TypeError:
+            pass
+    text = json.dumps(value, indent=2, ensure_ascii=True)  # floats, empty or odd containers
+    return text.replace("\n", "\n" + "  " * level)

@@ -145,20 +145,27 @@ def _stderr_console():  # type: ignore[no-untyped-def]
 @cli.command()
 @click.argument("path", type=click.Path(dir_okay=False), metavar="PATH|URL")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def inspect(path: str, as_json: bool) -> None:
+@click.option(
+    "--all", "show_all", is_flag=True, help="List every row of long tables (default: ends)."
+)
+def inspect(path: str, as_json: bool, show_all: bool) -> None:
     """Show a package's members, program, tensors and metadata.
 
     A URL is fetched by ranges. An invalid package is shown too: everything
-    that can be read, what cannot (and why), and every finding. Exit status:
-    0 valid, 1 invalid, 2 I/O problem.
+    that can be read, what cannot (and why), and every finding. Long tables
+    show their first and last rows, the count of the others and the constants
+    by dtype; --all lists every row (--json always has every row). Exit
+    status: 0 valid, 1 invalid, 2 I/O problem.
     """
-    from ptn.cli.inspect_view import describe, render
+    from ptn.cli.inspect_view import describe, render, write_json
+    from ptn.gcpause import gc_paused
 
-    info = _open_or_exit(path, describe, strict=False)
-    if as_json:
-        click.echo(json.dumps(info, indent=2, ensure_ascii=True))
-    else:
-        render(info)
+    with gc_paused():  # a row per constant: 10^5 dicts that are never garbage
+        info = _open_or_exit(path, describe, strict=False)
+        if as_json:
+            write_json(info, sys.stdout.write)
+        else:
+            render(info, show_all)
     sys.exit(0 if info["valid"] else 1)
 
 
