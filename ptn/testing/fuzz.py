@@ -153,10 +153,17 @@ def check(path: Path) -> Report:
 
 def check_lenient(path: Path, fast: Report) -> None:
     """``load(strict=False)`` opens anything, carries fast validation's findings, and
-    everything it shows reads; what it marks unreadable raises ``PtnError`` only."""
+    everything it shows reads; what it marks unreadable raises ``PtnError`` only. A path
+    that cannot be opened at all (a directory, no permission) stays ``ptn-io-error``."""
     from ptn.cli.inspect_view import describe
 
-    with ptn.load(path, strict=False) as pkg:
+    try:
+        pkg = ptn.load(path, strict=False)
+    except PtnError as err:
+        assert err.rule == "ptn-io-error", err
+        assert [f.rule for f in fast.findings] == ["ptn-io-error"]
+        return
+    with pkg:
         assert pkg.findings == fast.findings
         assert pkg.valid == fast.valid
         json.dumps(describe(pkg))
