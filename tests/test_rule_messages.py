@@ -133,6 +133,8 @@ CALL_ROWS: dict[str, tuple[Callable[[], Any], str, str, str]] = {
     "list item over": (lambda: Metadata({"x": [1, 5]}).metadata_ints("x", minimum=1, maximum=4),
                        "metadata-read-out-of-range", "/x",
                        "x = 5 is outside the range the reader asked for [1, 4]"),
+    "2**63 among floats": (lambda: Metadata({"x": [0.5, 2**63]}), "metadata-int-out-of-range",
+                           "/x/1", f"9223372036854775808 {INT64}"),
     "missing": (lambda: Metadata({}).metadata_int("get_vocab_size"), "metadata-missing-name",
                 "/get_vocab_size", "no metadata named 'get_vocab_size'"),
     "float as int": (lambda: Metadata({"x": 1.5}).metadata_int("x"), "metadata-wrong-kind",

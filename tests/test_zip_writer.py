@@ -211,3 +211,36 @@ def test_add_copy_carries_the_given_crc(tmp_path: Path, source: tuple[int, bytes
     with zipfile.ZipFile(io.BytesIO(data)) as zf:
         assert zf.getinfo("copied").CRC == zlib.crc32(payload) ^ 1
         assert zf.testzip() == "copied"
+
+
+def test_bad_names_and_too_many_members(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(PtnError) as empty, ZipWriter(io.BytesIO()) as zw:
+        zw.add("", [b""], size=0)
+    assert (empty.value.rule, empty.value.member) == ("zip-bad-member-name", "")
+    assert empty.value.message == "member name '' must be 1..65535 UTF-8 bytes without NUL"
+    monkeypatch.setattr(writer_module, "MAX_MEMBERS", 2)
+    with pytest.raises(PtnError) as many, ZipWriter(io.BytesIO()) as zw:
+        for name in ("a", "b", "c"):
+            zw.add(name, [b"x"], size=1)
+    assert (many.value.rule, many.value.member) == ("zip-too-many-members", "c")
+    assert many.value.message == "an archive holds at most 2 members"
+
+
+def test_one_crc_helper_per_process() -> None:
+    """The pool is made once per process (a forked child makes its own: test_data_safety)."""
+    assert writer_module._crc_pool() is writer_module._crc_pool()
+
+
+def test_add_copy_starts_writeback_where_it_copied(
+    tmp_path: Path, source: tuple[int, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fd, payload = source
+    ranges: list[tuple[int, int]] = []
+    monkeypatch.setattr(writer_module, "_COPY_CHUNK", 4096)
+    monkeypatch.setattr(writer_module, "_start_writeback", lambda _, at, n: ranges.append((at, n)))
+    data = _copy_archive(tmp_path, fd, len(payload), zlib.crc32(payload))
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        info = zf.getinfo("copied")
+    head = _local_header(data, info.header_offset)
+    start = info.header_offset + 30 + head[9] + head[10]
+    assert ranges == [(start + i, min(4096, len(payload) - i)) for i in range(0, len(payload), 4096)]
