@@ -1,8 +1,8 @@
 """The bounds of spec.md section 10: each hostile input built here, its verdict asserted.
 
-Cost is never an absolute timing: memory is a tracemalloc peak as a ratio to the
-document's size (deterministic), time a growth ratio between two sizes of the same input
-(linear gives ~10x for 10x the size, quadratic ~100x), best of several runs.
+Memory is a tracemalloc peak as a ratio to the document's size (deterministic). Time is
+never asserted here (a loaded machine would make it flaky): bench/bench_hostile.py
+measures each hostile input's cost per MiB against an ordinary document.
 """
 
 from __future__ import annotations
@@ -69,21 +69,6 @@ def peak_ratio(fn: Callable[[], Any], size: int) -> float:
     return peak / size
 
 
-def growth(fn: Callable[[int], Any], small: int, runs: int = 5) -> float:
-    """time(fn(10 * small)) / time(fn(small)), each the best of ``runs``."""
-
-    def best(n: int) -> float:
-        samples = []
-        for _ in range(runs):
-            start = time.perf_counter()
-            fn(n)
-            samples.append(time.perf_counter() - start)
-        return min(samples)
-
-    best(small)  # warm-up
-    return best(10 * small) / best(small)
-
-
 # -- A. the strict JSON parser --------------------------------------------------------------
 
 
@@ -120,14 +105,11 @@ def test_nesting_scan_matches_the_reference(parts: list[str]) -> None:
     assert json_strict._first_too_deep(text) == reference_first_too_deep(text)
 
 
-def test_escaped_quotes_then_deep_is_linear_and_a_syntax_error() -> None:
-    """Once 8 s at 40 KB and 48 s at 100 KB (quadratic): now 10x the input, ~10x the time."""
-    doc = hostile.escaped_quotes_then_deep(40_000)
-    assert rule_of(json_strict.parse_json, doc) == "json-syntax"
-    ratio = growth(
-        lambda n: rule_of(json_strict.parse_json, hostile.escaped_quotes_then_deep(n)), 40_000
-    )
-    assert ratio < 30, f"10x the input took {ratio:.0f}x the time"
+def test_escaped_quotes_then_deep_is_a_syntax_error() -> None:
+    """Once 8 s at 40 KB and 48 s at 100 KB (quadratic); its cost per MiB against an
+    ordinary document is measured by ``bench/bench_hostile.py time`` (no timings here)."""
+    for n in (40_000, 400_000):
+        assert rule_of(json_strict.parse_json, hostile.escaped_quotes_then_deep(n)) == "json-syntax"
 
 
 @pytest.mark.parametrize("size", [1 << 20])
@@ -286,22 +268,13 @@ def test_report_schema_states_the_budget() -> None:
     assert "100" in text and "1,000" in text
 
 
-def best_time(fn: Callable[[], Any], runs: int = 3) -> float:
-    fn()  # warm-up
-    samples = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - start)
-    return min(samples)
-
-
-def test_entries_sharing_an_amplifying_local_header_cost_what_their_bytes_cost(
+def test_entries_sharing_an_amplifying_local_header_get_the_findings_of_their_bytes(
     tmp_path: Path,
 ) -> None:
     """10,000 entries on one local header with 16,383 extra fields, against the same
-    bytes with one extra field: parsed once per entry, the first took ~37x the second
-    at 3,000 entries (and grows with the entry count); parsed once, about 1x."""
+    bytes with one extra field: the same findings. Parsed once per entry, the first
+    took ~37x the second at 3,000 entries; ``bench/bench_hostile.py time`` measures it
+    (no timings here)."""
     hostile_path, control_path = tmp_path / "amplified.ptn", tmp_path / "control.ptn"
     hostile_path.write_bytes(hostile.shared_extras(10_000))
     control_path.write_bytes(hostile.shared_extras(10_000, fields=1))
@@ -313,10 +286,6 @@ def test_entries_sharing_an_amplifying_local_header_cost_what_their_bytes_cost(
         == {f.rule for f in ptn.validate(control_path).findings}
         >= {"zip-overlapping-entries"}
     )
-    ratio = best_time(lambda: ptn.validate(hostile_path)) / best_time(
-        lambda: ptn.validate(control_path)
-    )
-    assert ratio < 3, f"16,383 extra fields took {ratio:.1f}x the time of one"
 
 
 # -- D. tensors ------------------------------------------------------------------------------
@@ -399,7 +368,7 @@ def test_workers_keep_input_order_with_a_bounded_window(tmp_path: Path) -> None:
 # -- F. the fuzz harness, a short bounded run ----------------------------------------------
 
 
-@settings(max_examples=60, deadline=5_000, suppress_health_check=list(HealthCheck))
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=mutated())
 def test_fuzz_harness_short_run(data: bytes) -> None:
     check_bytes(data)

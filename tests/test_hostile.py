@@ -291,7 +291,7 @@ def one_member_many_entries(copies: int, size: int) -> bytes:
     return bytes(head) + cd + zip64_end(len(head) + len(cd), copies, len(cd), len(head))
 
 
-@settings(HOSTILE, deadline=10_000)  # 70,000 entries take ~0.6 s per validate here
+@settings(HOSTILE, deadline=None)  # no timing assertions: bench/bench_hostile.py measures cost
 @given(copies=st.sampled_from([1_000, 70_000]))
 def test_many_entries_on_one_member_are_capped(tmp_path: Path, copies: int) -> None:
     """Thousands of central entries pointing at one member: findings stay bounded."""

@@ -1,0 +1,246 @@
+"""ZipWriter's bytes, read back by independent readers (zipfile and raw structs).
+
+The round-trip tests elsewhere read with ptn's own reader, which would accept a
+field the writer and reader got wrong together (a "version needed" of 21, a
+zip64 locator claiming 2 disks). Here every field is compared with the value
+APPNOTE gives, as a literal; the kernel copy path of ``add_copy`` runs in this
+process, including its read/write fallback.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import struct
+import zipfile
+import zlib
+from pathlib import Path
+
+import pytest
+
+import ptn.zip.writer as writer_module
+from ptn.errors import PtnError
+from ptn.zip import ZipWriter
+
+STORED, ZIP64 = 20, 45  # APPNOTE 4.4.3: version needed to extract
+UNIX = 3  # APPNOTE 4.4.2: upper byte of "version made by"
+
+
+def _archive(limit: int | None, members: dict[str, bytes]) -> bytes:
+    out = io.BytesIO()
+    kwargs = {} if limit is None else {"zip64_limit": limit}
+    with ZipWriter(out, **kwargs) as zw:
+        for name, data in members.items():
+            zw.add(name, [data], size=len(data))
+    return out.getvalue()
+
+
+def _local_header(data: bytes, offset: int) -> tuple[int, ...]:
+    return struct.unpack_from("<4sHHHHHIIIHH", data, offset)
+
+
+def test_small_members_get_plain_headers_that_zipfile_reads() -> None:
+    members = {"program.ptg": b"\x08\x00\x00\x00NPTG", "naïve.json": b"{}"}
+    data = _archive(None, members)
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        infos = zf.infolist()
+        assert [i.filename for i in infos] == list(members)
+        for info in infos:
+            assert zf.read(info) == members[info.filename]
+            assert info.compress_type == zipfile.ZIP_STORED
+            assert (info.extract_version, info.create_version) == (STORED, STORED)
+            assert info.create_system == UNIX
+            assert info.date_time == (1980, 1, 1, 0, 0, 0)
+            assert info.external_attr == 0o100644 << 16
+            assert info.CRC == zlib.crc32(members[info.filename])
+            assert info.compress_size == info.file_size == len(members[info.filename])
+            assert info.flag_bits == (0 if info.filename.isascii() else 0x800)
+            assert info.extra == b""  # no zip64 field in the directory of a small archive
+            head = _local_header(data, info.header_offset)
+            assert head[0] == b"PK\x03\x04"
+            assert head[1] == STORED  # version needed, in the local header too
+            assert head[6:9] == (info.CRC, info.file_size, info.file_size)
+            data_offset = info.header_offset + 30 + head[9] + head[10]
+            assert data_offset % 64 == 0
+    assert data[-22:-18] == b"PK\x05\x06"
+    assert struct.unpack_from("<HHHH", data, len(data) - 18) == (0, 0, 2, 2)
+
+
+def test_zip64_fields_read_back() -> None:
+    """Above the limit: saturated 32-bit fields, zip64 extras, the zip64 end records."""
+    big = bytes(range(256)) * 2  # 512 bytes, over a limit of 300
+    members = {"a": b"x" * 10, "b": big, "c": b"y" * 3}
+    data = _archive(300, members)
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        assert {i.filename: zf.read(i) for i in zf.infolist()} == members
+        infos = {i.filename: i for i in zf.infolist()}
+    # "b" is too big: both sizes go to the zip64 extra, in the local header as well.
+    head = _local_header(data, infos["b"].header_offset)
+    assert head[1] == ZIP64
+    assert head[7:9] == (0xFFFFFFFF, 0xFFFFFFFF)
+    extra_at = infos["b"].header_offset + 30 + head[9]
+    assert struct.unpack_from("<HHQQ", data, extra_at) == (1, 16, len(big), len(big))
+    assert infos["b"].extract_version == ZIP64
+    # "c" starts past the limit: only its offset is in the directory's zip64 extra.
+    assert infos["c"].header_offset > 300
+    assert infos["c"].extract_version == ZIP64
+    assert struct.unpack_from("<HHQ", infos["c"].extra) == (1, 8, infos["c"].header_offset)
+    assert infos["a"].extract_version == STORED and infos["a"].extra == b""
+    # The end: zip64 end record, its locator (one disk), then the classic end record.
+    end = data[-22:]
+    locator = data[-42:-22]
+    sig, disk, record_at, disks = struct.unpack("<4sIQI", locator)
+    assert (sig, disk, disks) == (b"PK\x06\x07", 0, 1)
+    record = struct.unpack_from("<4sQHHIIQQQQ", data, record_at)
+    assert record[0] == b"PK\x06\x06"
+    assert record[1] == 44  # size of the rest of the record
+    assert record[2:4] == (UNIX << 8 | ZIP64, ZIP64)
+    assert record[6:8] == (3, 3)
+    cd_size, cd_offset = record[8], record[9]
+    assert record_at == cd_offset + cd_size
+    assert struct.unpack("<4sHHHHIIH", end)[3:7] == (3, 3, cd_size, 0xFFFFFFFF)
+
+
+def test_size_mismatches_name_the_member() -> None:
+    with pytest.raises(PtnError) as short, ZipWriter(io.BytesIO()) as zw:
+        zw.add("first", [b"ok"], size=2)
+        zw.add("second", [b"abc"], size=5)
+    assert (short.value.rule, short.value.member) == ("zip-size-mismatch", "second")
+    assert short.value.message == "3 bytes of data were given but the declared size is 5"
+    with pytest.raises(PtnError) as long, ZipWriter(io.BytesIO()) as zw:
+        zw.add("third", [b"ab", b"cd"], size=3)
+    assert (long.value.rule, long.value.member) == ("zip-size-mismatch", "third")
+    assert long.value.message == "more than the declared 3 bytes of data were given"
+
+
+# -- add_copy: the kernel copy, and the fallback when there is none --------------------------
+
+
+@pytest.fixture
+def source(tmp_path: Path) -> tuple[int, bytes]:
+    payload = os.urandom(3 * 4096 + 5)
+    path = tmp_path / "source.bin"
+    path.write_bytes(b"HEAD" + payload + b"TAIL")
+    fd = os.open(path, os.O_RDONLY)
+    yield fd, payload
+    os.close(fd)
+
+
+def _copy_archive(tmp_path: Path, fd: int, size: int, crc: int) -> bytes:
+    """A member written first (so the copy starts at a non-zero offset), then the copy."""
+    out = tmp_path / "out.zip"
+    with out.open("wb") as f, ZipWriter(f) as zw:
+        zw.add("before", [b"12345"], size=5)
+        zw.add_copy("copied", fd, 4, size, crc)
+        zw.add("after", [b"67"], size=2)
+    return out.read_bytes()
+
+
+def _read_back(data: bytes) -> dict[str, bytes]:
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        assert zf.testzip() is None  # every CRC matches
+        return {i.filename: zf.read(i) for i in zf.infolist()}
+
+
+def test_add_copy_in_chunks(
+    tmp_path: Path, source: tuple[int, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fd, payload = source
+    calls = []
+    real = os.copy_file_range
+
+    def counting(*args: int) -> int:
+        calls.append(args[2])
+        return real(*args)
+
+    monkeypatch.setattr(writer_module, "_COPY_CHUNK", 4096)
+    monkeypatch.setattr(os, "copy_file_range", counting)
+    got = _read_back(_copy_archive(tmp_path, fd, len(payload), zlib.crc32(payload)))
+    assert got == {"before": b"12345", "copied": payload, "after": b"67"}
+    assert calls == [4096, 4096, 4096, 5]
+
+
+def test_add_copy_falls_back_to_read_write_mid_copy(
+    tmp_path: Path, source: tuple[int, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kernel copies one chunk, then refuses (EXDEV, ENOSYS...): the rest by hand."""
+    fd, payload = source
+    real = os.copy_file_range
+    calls = []
+
+    def once_then_refuse(*args: int) -> int:
+        calls.append(args)
+        if len(calls) > 1:
+            raise OSError(18, "Invalid cross-device link")
+        return real(*args)
+
+    monkeypatch.setattr(writer_module, "_COPY_CHUNK", 4096)
+    monkeypatch.setattr(os, "copy_file_range", once_then_refuse)
+    got = _read_back(_copy_archive(tmp_path, fd, len(payload), zlib.crc32(payload)))
+    assert got == {"before": b"12345", "copied": payload, "after": b"67"}
+    assert len(calls) == 2
+
+
+@pytest.mark.parametrize("kernel", [True, False], ids=["copy_file_range", "read-write"])
+def test_add_copy_of_a_short_source_is_a_size_mismatch(
+    tmp_path: Path, kernel: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "short.bin"
+    path.write_bytes(b"x" * 100)
+    if not kernel:
+
+        def refuse(*args: int) -> int:
+            raise OSError(38, "Function not implemented")
+
+        monkeypatch.setattr(os, "copy_file_range", refuse)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        with pytest.raises(PtnError) as err, (tmp_path / "o.zip").open("wb") as f:
+            with ZipWriter(f) as zw:
+                zw.add_copy("short", fd, 0, 200, 0)
+    finally:
+        os.close(fd)
+    assert (err.value.rule, err.value.member) == ("zip-size-mismatch", "short")
+    assert err.value.message == "the source ended early"
+
+
+def test_add_copy_carries_the_given_crc(tmp_path: Path, source: tuple[int, bytes]) -> None:
+    """The CRC is carried over, not recomputed: a corrupt source stays detectably corrupt."""
+    fd, payload = source
+    data = _copy_archive(tmp_path, fd, len(payload), zlib.crc32(payload) ^ 1)
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        assert zf.getinfo("copied").CRC == zlib.crc32(payload) ^ 1
+        assert zf.testzip() == "copied"
+
+
+def test_bad_names_and_too_many_members(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(PtnError) as empty, ZipWriter(io.BytesIO()) as zw:
+        zw.add("", [b""], size=0)
+    assert (empty.value.rule, empty.value.member) == ("zip-bad-member-name", "")
+    assert empty.value.message == "member name '' must be 1..65535 UTF-8 bytes without NUL"
+    monkeypatch.setattr(writer_module, "MAX_MEMBERS", 2)
+    with pytest.raises(PtnError) as many, ZipWriter(io.BytesIO()) as zw:
+        for name in ("a", "b", "c"):
+            zw.add(name, [b"x"], size=1)
+    assert (many.value.rule, many.value.member) == ("zip-too-many-members", "c")
+    assert many.value.message == "an archive holds at most 2 members"
+
+
+def test_one_crc_helper_per_process() -> None:
+    """The pool is made once per process (a forked child makes its own: test_data_safety)."""
+    assert writer_module._crc_pool() is writer_module._crc_pool()
+
+
+def test_add_copy_starts_writeback_where_it_copied(
+    tmp_path: Path, source: tuple[int, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fd, payload = source
+    ranges: list[tuple[int, int]] = []
+    monkeypatch.setattr(writer_module, "_COPY_CHUNK", 4096)
+    monkeypatch.setattr(writer_module, "_start_writeback", lambda _, at, n: ranges.append((at, n)))
+    data = _copy_archive(tmp_path, fd, len(payload), zlib.crc32(payload))
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        info = zf.getinfo("copied")
+    head = _local_header(data, info.header_offset)
+    start = info.header_offset + 30 + head[9] + head[10]
+    assert ranges == [(start + i, min(4096, len(payload) - i)) for i in range(0, len(payload), 4096)]
