@@ -243,4 +243,6 @@ def test_add_copy_starts_writeback_where_it_copied(
         info = zf.getinfo("copied")
     head = _local_header(data, info.header_offset)
     start = info.header_offset + 30 + head[9] + head[10]
-    assert ranges == [(start + i, min(4096, len(payload) - i)) for i in range(0, len(payload), 4096)]
+    assert ranges == [
+        (start + i, min(4096, len(payload) - i)) for i in range(0, len(payload), 4096)
+    ]

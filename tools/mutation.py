@@ -74,8 +74,12 @@ def _message_only(name: str, path: str) -> bool:
     from mutmut.mutation.diff_apply import get_diff_for_mutant
 
     diff = get_diff_for_mutant(name, path=path).splitlines()
-    old = "\n".join(line[1:] for line in diff if line.startswith("-") and not line.startswith("---"))
-    new = "\n".join(line[1:] for line in diff if line.startswith("+") and not line.startswith("+++"))
+    old = "\n".join(
+        line[1:] for line in diff if line.startswith("-") and not line.startswith("---")
+    )
+    new = "\n".join(
+        line[1:] for line in diff if line.startswith("+") and not line.startswith("+++")
+    )
     return _code_tokens(old) == _code_tokens(new)
 
 
@@ -98,7 +102,9 @@ def main(argv: list[str] | None = None) -> int:
         sample[module] = rng.sample(names, size)
     _mutmut([name for picked in sample.values() for name, _ in picked], args.jobs)
 
-    print(f"\n{'module':<12} {'sampled':>7} {'killed':>6} {'score':>6}   without message-only mutants")
+    print(
+        f"\n{'module':<12} {'sampled':>7} {'killed':>6} {'score':>6}   without message-only mutants"
+    )
     survivors: list[str] = []
     worst = 100.0
     for module, picked in sample.items():
