@@ -27,7 +27,7 @@ from ptn import Metadata, PtnMetadata
 from ptn.schemas import load_schema
 
 
-def document(names: int) -> bytes:
+def names_document(names: int) -> dict[str, object]:
     """Realistic mix: the well-known LLM names plus generic values of every kind."""
     doc: dict[str, object] = {
         "get_max_context_len": 4096, "get_vocab_size": 32000, "get_bos_id": 1,
@@ -47,7 +47,12 @@ def document(names: int) -> bytes:
     while len(doc) < names:
         doc[f"general.key_{i}"] = kinds[i % len(kinds)](i)
         i += 1
-    return json.dumps(doc).encode()
+    return doc
+
+
+def document(names: int) -> bytes:
+    """``names_document`` as JSON bytes."""
+    return json.dumps(names_document(names)).encode()
 
 
 def median_ms(fn: Callable[[], object], repeat: int) -> float:

@@ -24,32 +24,10 @@ import time
 from collections.abc import Callable
 
 import jsonschema_rs
+from bench_metadata import names_document  # this folder is on sys.path when run as a script
 
 from ptn import Metadata
 from ptn.schemas import load_schema
-
-
-def names_document(names: int) -> dict[str, object]:
-    """The well-known LLM names plus generic values of every kind (as bench_metadata.py)."""
-    doc: dict[str, object] = {
-        "get_max_context_len": 4096, "get_vocab_size": 32000, "get_bos_id": 1,
-        "get_eos_ids": [2], "use_kv_cache": True, "get_n_caches": 4,
-        "get_kv_heads": [8] * 4, "get_head_dims": [64] * 4, "get_windows": [512, 0, 512, 0],
-    }  # fmt: skip
-    kinds: list[Callable[[int], object]] = [
-        lambda i: i,
-        lambda i: i / 7,
-        lambda i: f"value {i}",
-        lambda i: i % 2 == 0,
-        lambda i: [i, i + 1, i + 2],
-        lambda i: [0.5 * i, 1.5],
-        lambda i: ["a", "b"],
-    ]
-    i = 0
-    while len(doc) < names:
-        doc[f"general.key_{i}"] = kinds[i % len(kinds)](i)
-        i += 1
-    return doc
 
 
 def cases(scale: int) -> dict[str, dict[str, object]]:

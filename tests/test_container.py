@@ -17,6 +17,7 @@ from collections.abc import Iterable
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from zipbytes import cd_entries, patch
 
 from ptn.errors import Finding, PtnError
 from ptn.testing import hostile
@@ -71,26 +72,6 @@ def with_zipfile(
 
 def rules(findings: list[Finding], severity: str | None = None) -> set[str]:
     return {f.rule for f in findings if severity is None or f.severity == severity}
-
-
-def cd_entries(data: bytes) -> dict[str, int]:
-    """Name -> position of the central header (last one wins), for patching."""
-    eocd = data.rindex(b"PK\x05\x06")
-    cd_offset = struct.unpack_from("<I", data, eocd + 16)[0]
-    pos, found = cd_offset, {}
-    if cd_offset == 0xFFFFFFFF:
-        pos = struct.unpack_from("<Q", data, data.rindex(b"PK\x06\x06") + 48)[0]
-    while data[pos : pos + 4] == b"PK\x01\x02":
-        n, e, c = struct.unpack_from("<HHH", data, pos + 28)
-        found[data[pos + 46 : pos + 46 + n].decode("utf-8", "replace")] = pos
-        pos += 46 + n + e + c
-    return found
-
-
-def patch(data: bytes, offset: int, fmt: str, *values: int) -> bytes:
-    out = bytearray(data)
-    struct.pack_into(fmt, out, offset, *values)
-    return bytes(out)
 
 
 def contents(buf: bytes, members: list[Member]) -> dict[str, bytes]:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from zipbytes import cd_entries, patch
 
 from ptn.cli.inspect_view import describe
 from ptn.cli.report import json_report
@@ -51,26 +52,6 @@ def zip_of(members: dict[str, bytes], *, zip64_limit: int | None = None) -> byte
         for name, data in members.items():
             w.add(name, [data], len(data))
     return out.getvalue()
-
-
-def cd_entries(data: bytes) -> dict[str, int]:
-    """Name -> offset of its central header."""
-    eocd = data.rindex(b"PK\x05\x06")
-    pos = struct.unpack_from("<I", data, eocd + 16)[0]
-    if pos == 0xFFFFFFFF:
-        pos = struct.unpack_from("<Q", data, data.rindex(b"PK\x06\x06") + 48)[0]
-    found = {}
-    while data[pos : pos + 4] == b"PK\x01\x02":
-        n, e, c = struct.unpack_from("<HHH", data, pos + 28)
-        found[data[pos + 46 : pos + 46 + n].decode("utf-8", "replace")] = pos
-        pos += 46 + n + e + c
-    return found
-
-
-def patch(data: bytes, offset: int, fmt: str, *values: int) -> bytes:
-    out = bytearray(data)
-    struct.pack_into(fmt, out, offset, *values)
-    return bytes(out)
 
 
 def saved(tmp: Path) -> bytes:
