@@ -296,6 +296,7 @@ def _parse(
     shallow: Callable[[Any], bool] | None,
 ) -> tuple[Any, bool]:
     view = memoryview(data)
+    # (A 2-D view of bytes would also work uncast: the test only spares a cast.)
     if view.format != "B" or view.ndim != 1:
         view = view.cast("B")
     if view.nbytes > MAX_JSON_BYTES:
@@ -310,7 +311,7 @@ def _parse(
         # and float tokens apart, all as json.loads does otherwise: whatever it accepts,
         # the hooks below accept as the same value. On any failure they decide, so every
         # rejection keeps its rule, pointer and message.
-        raw = data if type(data) is bytes else view.tobytes()
+        raw = data if type(data) is bytes else view.tobytes()  # bytes: no copy (cost only)
         try:
             # No string cache: faster here at 1k and 100k names, and no memory kept.
             value = _jiter(raw, allow_inf_nan=False, cache_mode="none")

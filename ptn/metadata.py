@@ -363,7 +363,7 @@ class Metadata(Mapping[str, Value]):
         """Parse strict JSON (UTF-8 bytes; a str raises TypeError) and validate it."""
         self = cls.__new__(cls)
         value, prechecked = parse_json_fast(data, member=MEMBER, shallow=_shallow)
-        self._values = _validate(value, prechecked)
+        self._values = _validate(value, prechecked)  # prechecked skips work, never a rule
         return self
 
     def dumps(self) -> bytes:

@@ -17,10 +17,11 @@ import zlib
 from pathlib import Path
 
 import pytest
+from zipbytes import patch
 
 import ptn.zip.writer as writer_module
 from ptn.errors import PtnError
-from ptn.zip import ZipWriter
+from ptn.zip import ZipWriter, read_members
 
 STORED, ZIP64 = 20, 45  # APPNOTE 4.4.3: version needed to extract
 UNIX = 3  # APPNOTE 4.4.2: upper byte of "version made by"
@@ -246,3 +247,20 @@ def test_add_copy_starts_writeback_where_it_copied(
     assert ranges == [
         (start + i, min(4096, len(payload) - i)) for i in range(0, len(payload), 4096)
     ]
+
+
+@pytest.mark.parametrize("limit", [None, 4], ids=["zip", "zip64"])
+def test_an_end_record_on_another_disk_is_not_a_ptn(limit: int | None) -> None:
+    """Multi-disk archives are refused whether or not zip64 records follow."""
+    data = _archive(limit, {"program.ptg": b"\x08\x00\x00\x00NPTG"})
+    split = patch(data, len(data) - 22 + 4, "<H", 1)  # "number of this disk"
+    with pytest.raises(PtnError) as err:
+        read_members(split)
+    assert err.value.rule == "zip-not-a-zip"
+    expected = (
+        "the end record describes an archive split over disks (disk 1, directory on disk 0); "
+        "a .ptn is a single-file archive"
+        if limit is None
+        else "the end record describes an archive split over disks; a .ptn is a single-file archive"
+    )
+    assert err.value.message == expected
