@@ -32,23 +32,7 @@ have_nlohmann || apt_packages+=(nlohmann-json3-dev)
 command -v unzip >/dev/null 2>&1 || apt_packages+=(unzip)
 
 if [ "${#apt_packages[@]}" -gt 0 ]; then
-  if ! command -v apt-get >/dev/null 2>&1; then
-    echo "install-bindings: need ${apt_packages[*]} but apt-get is not available;" \
-      "install them with the system's package manager" >&2
-    exit 1
-  fi
-  sudo=()
-  if [ "$(id -u)" -ne 0 ]; then
-    if ! command -v sudo >/dev/null 2>&1; then
-      echo "install-bindings: not root and no sudo; cannot install ${apt_packages[*]}" >&2
-      exit 1
-    fi
-    sudo=(sudo)
-  fi
-  echo "install-bindings: apt-get install ${apt_packages[*]}"
-  ${sudo[@]+"${sudo[@]}"} apt-get update
-  ${sudo[@]+"${sudo[@]}"} env DEBIAN_FRONTEND=noninteractive \
-    apt-get install -y --no-install-recommends "${apt_packages[@]}"
+  "$(dirname "$0")/apt-install.sh" install-bindings "${apt_packages[@]}"
 else
   echo "install-bindings: C++ compiler, nlohmann/json and unzip found"
 fi
