@@ -144,15 +144,11 @@ def _fault(e: CentralEntry) -> str | None:
 
 
 def check_crc(buf: Buffer, member: Member, *, chunk_size: int = CRC_CHUNK) -> Finding | None:
-    """Deep check: the CRC-32 of ``member``'s data against the directory's, streamed in chunks.
+    """Deep check: the CRC-32 of ``member``'s stored data against the directory's, in chunks.
 
-    A member whose stored bytes are not its content (compressed, encrypted) is not
-    checked: its fault is already a finding, and inflating it here would let a
-    file of N bytes cost about 1000 N (deflate's ratio); ``ptn repack`` inflates
-    it, bounded, when asked to.
+    Callers pick the members (``ptn.validation.crc_targets``): one whose stored
+    bytes are not its content would mismatch falsely.
     """
-    if member.fault is not None:
-        return None
     view = memoryview(buf)
     try:
         mv = byte_view(view)
