@@ -250,10 +250,11 @@ class Package:
         KeyError when there is no such key; PtnError when its entry (or the whole
         safetensors member) could not be read (lenient packages only).
         """
-        owner = resolve(self.aliases, key)
-        for broken in (key, owner):
-            if broken in self.unreadable_keys:
-                raise _error_of(self.unreadable_keys[broken])
+        owner = resolve(self.aliases, key) if self.aliases else key
+        if self.unreadable_keys:
+            for broken in (key, owner):
+                if broken in self.unreadable_keys:
+                    raise _error_of(self.unreadable_keys[broken])
         info = self._parsed.tensors.get(owner)
         if info is None:
             error = self._unreadable_error(SAFETENSORS)
@@ -277,11 +278,23 @@ class Package:
         """``constant(key)``'s header facts and array, without the Constant (one per tensor
         of ``constants`` and ``to_torch``)."""
         info = self.tensor_info(key)
-        if not writable:
-            return info, tensor_view(self._st, self._parsed.data_start, info)
-        if key == info.key:
-            return info, tensor_view(self._cow_st(), self._parsed.data_start, info)
-        return info, self._alias_view(info)
+        if writable and key != info.key:
+            return info, self._alias_view(info)
+        return info, tensor_view(self._member_array(writable), self._parsed.data_start, info)
+
+    def _member_array(self, writable: bool) -> np.ndarray:
+        """program.safetensors as one uint8 array per mapping (the file's; the private
+        copy-on-write one), made on first use: every constant is a view of it, the
+        cheapest way numpy has to make 10^5 views that each hold the mapping."""
+        arrays = self.__dict__.setdefault("_member_arrays", {})
+        array = arrays.get(writable)
+        if array is None:
+            import numpy as np
+
+            array = arrays[writable] = np.frombuffer(
+                self._cow_st() if writable else self._st, np.uint8
+            )
+        return array
 
     def constant_chunks(self, key: str, size: int) -> Iterator[memoryview]:
         """The stored bytes of ``key`` (an alias: its owner's), ``size`` bytes at a time.
@@ -373,6 +386,7 @@ class Package:
 
     def close(self) -> None:
         """Release the mappings; arrays still referenced keep them alive until they go."""
+        self.__dict__.pop("_member_arrays", None)
         for view in (self.__dict__.get("_program"), self.__dict__.get("_st")):
             if isinstance(view, memoryview):
                 view.release()

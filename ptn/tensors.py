@@ -132,33 +132,48 @@ def tensor_bytes(array: np.ndarray) -> memoryview:
     return memoryview(a.reshape(-1).view(np.uint8))  # type: ignore[arg-type]
 
 
+_U8 = np.dtype(np.uint8)
+
+
 def tensor_view(buf: Any, data_start: int, info: TensorInfo) -> np.ndarray:
-    """A zero-copy array over the bytes of ``info`` (read-only if ``buf`` is)."""
-    mv = _as_bytes(buf)
-    start, end = data_start + info.begin, data_start + info.end
-    if data_start < 0 or info.begin < 0 or start > end or end > len(mv):
+    """A zero-copy array over the bytes of ``info`` (read-only if ``buf`` is).
+
+    ``buf``: any bytes-like object, or a 1-D contiguous uint8 array over one (what
+    ``Package`` passes: one such array per mapping, which every view then holds, and so
+    the mapping's buffer). Each view is ``np.ndarray(shape, dtype, uint8_array, offset)``,
+    a third of ``np.frombuffer(...).reshape(...)``; never over a bare buffer, which
+    numpy would not hold (a mapping could then be closed under the view).
+    """
+    if type(buf) is np.ndarray and buf.dtype == _U8 and buf.ndim == 1 and buf.flags.c_contiguous:
+        holder = buf
+    else:
+        holder = np.frombuffer(_as_bytes(buf), np.uint8)
+    key, name, shape, begin, end = info
+    start, stop = data_start + begin, data_start + end
+    if data_start < 0 or begin < 0 or start > stop or stop > holder.size:
         raise PtnError(
             "st-data-length",
-            f"[{start}, {end}) is outside the {len(mv)}-byte member",
+            f"[{start}, {stop}) is outside the {holder.size}-byte member",
             member=MEMBER,
-            pointer=pointer(info.key, "data_offsets"),
+            pointer=pointer(key, "data_offsets"),
         )
-    dt, size = DTYPES[info.dtype]
-    if (end - start) != info.numel * size:
+    dt = _numpy_dtype(name)
+    numel = prod(shape)
+    if stop - start != numel * ITEMSIZE[name]:
         raise PtnError(
             "st-size-mismatch",
-            f"{end - start} bytes for {info.numel} elements",
+            f"{stop - start} bytes for {numel} elements",
             member=MEMBER,
-            pointer=pointer(info.key, "data_offsets"),
+            pointer=pointer(key, "data_offsets"),
         )
     try:
-        return np.frombuffer(mv, dtype=dt, count=info.numel, offset=start).reshape(info.shape)
+        return np.ndarray(shape, dt, holder, start)
     except ValueError as exc:  # this numpy's own limits (numpy 1.x: at most 32 dimensions)
         raise PtnError(
             "st-bad-shape",
-            f"numpy {np.__version__} cannot hold shape {list(info.shape)}: {exc}",
+            f"numpy {np.__version__} cannot hold shape {list(shape)}: {exc}",
             member=MEMBER,
-            pointer=pointer(info.key, "shape"),
+            pointer=pointer(key, "shape"),
         ) from None
 
 
