@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import mmap
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import chain
 from typing import TYPE_CHECKING, Any
@@ -33,12 +33,19 @@ if TYPE_CHECKING:
     import numpy as np
 
 
+_view: Callable[[Any, int, TensorInfo], np.ndarray] | None = None
+
+
 def tensor_view(buf: Any, data_start: int, info: TensorInfo) -> np.ndarray:
     """``ptn.tensors.tensor_view``, imported on first use: numpy is needed only for arrays,
-    not to load, validate or inspect a package (its import is a tenth of a second)."""
-    from ptn.tensors import tensor_view as view
+    not to load, validate or inspect a package (its import is a tenth of a second). Kept
+    after that: an import statement per array cost more than the view itself."""
+    global _view
+    if _view is None:
+        from ptn.tensors import tensor_view as view
 
-    return view(buf, data_start, info)
+        _view = view
+    return _view(buf, data_start, info)
 
 
 @dataclass(frozen=True)
@@ -63,6 +70,13 @@ class Constants(Mapping[str, "np.ndarray"]):
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._package.keys())
+
+    def __contains__(self, key: object) -> bool:
+        """As ``key in package.keys()``, without making its array (Mapping's would)."""
+        package = self._package
+        owner = package.aliases.get(key, key)  # type: ignore[call-overload]
+        broken = package.unreadable_keys
+        return owner in package._parsed.tensors and key not in broken and owner not in broken
 
     def __len__(self) -> int:
         return len(self._package.keys())

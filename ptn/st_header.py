@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from math import prod
-from operator import itemgetter
 from typing import Any, NamedTuple
 
 from ptn.errors import Finding, FindingBudget, PtnError, pointer
@@ -30,7 +29,6 @@ MAX_NBYTES = 2**63 - 1
 DATA_ALIGNMENT = 64
 
 _ENTRY_FIELDS = frozenset(("dtype", "shape", "data_offsets"))
-_FIELDS = itemgetter("dtype", "shape", "data_offsets")
 
 
 # name -> element size: all that validation needs (no ml_dtypes import, which costs
@@ -129,49 +127,66 @@ def _vouch(value: Any) -> bool:
 _new_info = tuple.__new__  # TensorInfo's own __new__ is a Python function: one call more
 
 
-def _info(key: str, entry: dict[str, Any]) -> TensorInfo:
-    begin, end = entry["data_offsets"]
-    return _new_info(TensorInfo, (key, entry["dtype"], tuple(entry["shape"]), begin, end))
-
-
 class _CheckedEntries(Mapping[str, TensorInfo]):
-    """The entries of a header that passed ``_regular_entries``: a read-only mapping whose
-    TensorInfo objects are built when asked for (``ptn.load`` of 10^5 tensors needs none)."""
+    """The entries of a header that passed ``_regular_entries``: a read-only mapping that
+    keeps the keys and the header's text until an entry is asked for.
 
-    __slots__ = ("_header",)
+    Not the parsed header: 10^3 entries parse into 3x10^3 dicts and lists, which the
+    cyclic collector would walk, promote and walk again in every full collection while
+    the package is open (in a process holding numpy and torch, that doubled the cost of
+    ``ptn.load`` and of reading every array). The first entry asked for parses the text
+    again and builds every TensorInfo with the collector paused; tuples of str and int
+    are untracked at the collector's next look, so none of them is ever promoted.
+    """
 
-    def __init__(self, header: dict[str, Any]) -> None:
-        self._header = header
+    __slots__ = ("_infos", "_keys", "_names", "_raw")
+
+    def __init__(self, raw: bytes, keys: list[str]) -> None:
+        self._raw = raw
+        self._keys = keys
+        self._names: frozenset[str] | None = None
+        self._infos: dict[str, TensorInfo] | None = None
+
+    def _all(self) -> dict[str, TensorInfo]:
+        infos = self._infos
+        if infos is None:
+            with gc_paused():
+                header, _ = parse_json_fast(self._raw, unique_names=False, shallow=_vouch)
+                header.pop(METADATA_KEY, None)
+                infos = {}
+                for key, entry in header.items():
+                    begin, end = entry["data_offsets"]
+                    infos[key] = _new_info(
+                        TensorInfo, (key, entry["dtype"], tuple(entry["shape"]), begin, end)
+                    )
+                del header
+            self._infos, self._raw = infos, b""
+        return infos
 
     def __getitem__(self, key: str) -> TensorInfo:
-        return _info(key, self._header[key])
+        return self._all()[key]
 
     def get(self, key: str, default: Any = None) -> Any:
-        entry = self._header.get(key)
-        return default if entry is None else _info(key, entry)
+        return self._all().get(key, default)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._header)
+        return iter(self._keys)
 
     def __len__(self) -> int:
-        return len(self._header)
+        return len(self._keys)
 
     def __contains__(self, key: object) -> bool:
-        return key in self._header
+        if self._names is None:
+            self._names = frozenset(self._keys)
+        return key in self._names
 
     def __repr__(self) -> str:
-        return repr(dict(self.items()))
+        return repr(self._all())
 
 
 def entry_sizes(tensors: Mapping[str, TensorInfo]) -> Iterator[tuple[str, str, int]]:
-    """(key, dtype, bytes) of each entry, without a TensorInfo per entry (totals of 10^5)."""
-    if type(tensors) is _CheckedEntries:
-        for key, entry in tensors._header.items():
-            begin, end = entry["data_offsets"]
-            yield key, entry["dtype"], end - begin
-    else:
-        for key, info in tensors.items():
-            yield key, info.dtype, info.nbytes
+    """(key, dtype, bytes) of each entry."""
+    return ((key, info.dtype, info.end - info.begin) for key, info in tensors.items())
 
 
 def _regular_entries(
@@ -190,18 +205,19 @@ def _regular_entries(
         if header[METADATA_KEY] != {}:
             return None  # an error or a warning (st-metadata-present): the full check says which
         entries = {key: entry for key, entry in header.items() if key != METADATA_KEY}
-    size_of = _LEAN_ITEMSIZE.__getitem__  # a dtype not taken here: KeyError
     reached = 0
     in_order = True
-    # Few steps per entry (this loop costs about what jiter's parse does): no len(entry)
-    # (the ':' count below finds a fourth field), a rank-1 shape without an inner loop.
+    # Few steps per entry (this loop costs about what jiter's parse does): plain
+    # subscripts (a dtype not taken here is a KeyError), no len(entry) (the ':' count
+    # below finds a fourth field), a rank-1 shape without an inner loop.
     try:  # a value of another type fails a lookup, an unpacking or a check below
         for entry in entries.values():
-            dtype, shape, (begin, end) = _FIELDS(entry)
-            size = size_of(dtype)
+            shape = entry["shape"]
+            begin, end = entry["data_offsets"]
+            size = _LEAN_ITEMSIZE[entry["dtype"]]
             if type(shape) is not list or type(begin) is not int or type(end) is not int:
                 return None
-            if len(shape) == 1:
+            if len(shape) == 1:  # at most 8 * MAX_DIM bytes: below MAX_NBYTES
                 dim = shape[0]
                 if type(dim) is not int or not 0 < dim <= MAX_DIM:
                     return None
@@ -214,7 +230,9 @@ def _regular_entries(
                     if type(dim) is not int or not 0 < dim <= MAX_DIM:
                         return None
                     nbytes *= dim
-            if nbytes > MAX_NBYTES or end - begin != nbytes or (data_start + begin) % size:
+                if nbytes > MAX_NBYTES:
+                    return None
+            if end - begin != nbytes or (data_start + begin) % size:
                 return None
             if begin != reached:
                 in_order = False
@@ -233,7 +251,7 @@ def _regular_entries(
             reached = end
     if reached != data_len:
         return None
-    return _CheckedEntries(entries)
+    return _CheckedEntries(raw, list(entries))
 
 
 def read_header(buf: Any) -> tuple[Mapping[str, TensorInfo], int, list[Finding]]:

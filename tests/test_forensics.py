@@ -315,6 +315,8 @@ def test_lenient_load_reads_the_good_tensors_and_names_the_bad(tmp_path: Path) -
     }))  # fmt: skip
     with ptn.load(path, strict=False) as pkg:
         assert pkg.keys() == ["also_good", "good"]
+        keys = ("good", "bad", "also_good", "also_bad", "absent")
+        assert [k for k in keys if k in pkg.constants] == ["good", "also_good"]
         assert pkg.constants["also_good"].tolist() == [1.5, -2.0]
         assert set(pkg.unreadable_keys) == {"bad", "also_bad"}
         for key in ("bad", "also_bad"):

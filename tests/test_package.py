@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import errno
 import functools
+import gc
 import json
 import os
 import struct
@@ -959,6 +960,25 @@ def test_constants_mapping_is_lazy(package_path: Path, monkeypatch: pytest.Monke
         assert views == []  # len and iteration create no array
         assert pkg.constants["w_copy"].sum() == 15
         assert views == ["w"]
+
+
+def test_an_open_package_holds_no_object_per_constant(tmp_path: Path) -> None:
+    """ptn.load of 2,000 constants leaves no container per entry for the cyclic collector
+    to walk while the package is open (they once doubled the cost of a load); the first
+    array parses the header again, and then every entry reads as before."""
+    arrays = {f"layer.{i}": np.full(3, i, np.float32) for i in range(2000)}
+    path = tmp_path / "many.ptn"
+    ptn.save(path, PROGRAM, arrays, metadata={"get_vocab_size": 7})
+    gc.collect()
+    before = len(gc.get_objects())
+    with ptn.load(path) as pkg:
+        assert len(pkg.keys()) == 2000 and "layer.1999" in pkg.constants
+        assert len(gc.get_objects()) - before < 200
+        assert pkg.constants["layer.1999"].tolist() == [1999] * 3
+        assert pkg.tensor_info("layer.5").shape == (3,)
+        assert {k: v.tolist() for k, v in pkg.constants.items()} == {
+            k: v.tolist() for k, v in arrays.items()
+        }
 
 
 def test_arrays_outlive_close(package_path: Path) -> None:
