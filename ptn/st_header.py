@@ -135,39 +135,39 @@ class _CheckedEntries(Mapping[str, TensorInfo]):
     cyclic collector would walk, promote and walk again in every full collection while
     the package is open (in a process holding numpy and torch, that doubled the cost of
     ``ptn.load`` and of reading every array). The first entry asked for parses the text
-    again and builds every TensorInfo with the collector paused; tuples of str and int
-    are untracked at the collector's next look, so none of them is ever promoted.
+    again and keeps each entry as a plain tuple of str and int, which the collector
+    untracks before it reaches the oldest generation (it never untracks a TensorInfo:
+    only exact tuples); a TensorInfo is made per lookup.
     """
 
-    __slots__ = ("_infos", "_keys", "_names", "_raw")
+    __slots__ = ("_keys", "_names", "_raw", "_rows")
 
     def __init__(self, raw: bytes, keys: list[str]) -> None:
         self._raw = raw
         self._keys = keys
         self._names: frozenset[str] | None = None
-        self._infos: dict[str, TensorInfo] | None = None
+        self._rows: dict[str, tuple[str, str, tuple[int, ...], int, int]] | None = None
 
-    def _all(self) -> dict[str, TensorInfo]:
-        infos = self._infos
-        if infos is None:
+    def _all(self) -> dict[str, tuple[str, str, tuple[int, ...], int, int]]:
+        rows = self._rows
+        if rows is None:
             with gc_paused():
                 header, _ = parse_json_fast(self._raw, unique_names=False, shallow=_vouch)
                 header.pop(METADATA_KEY, None)
-                infos = {}
+                rows = {}
                 for key, entry in header.items():
                     begin, end = entry["data_offsets"]
-                    infos[key] = _new_info(
-                        TensorInfo, (key, entry["dtype"], tuple(entry["shape"]), begin, end)
-                    )
+                    rows[key] = (key, entry["dtype"], tuple(entry["shape"]), begin, end)
                 del header
-            self._infos, self._raw = infos, b""
-        return infos
+            self._rows, self._raw = rows, b""
+        return rows
 
     def __getitem__(self, key: str) -> TensorInfo:
-        return self._all()[key]
+        return _new_info(TensorInfo, self._all()[key])
 
     def get(self, key: str, default: Any = None) -> Any:
-        return self._all().get(key, default)
+        row = self._all().get(key)
+        return default if row is None else _new_info(TensorInfo, row)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._keys)
@@ -181,7 +181,7 @@ class _CheckedEntries(Mapping[str, TensorInfo]):
         return key in self._names
 
     def __repr__(self) -> str:
-        return repr(self._all())
+        return repr(dict(self.items()))
 
 
 def entry_sizes(tensors: Mapping[str, TensorInfo]) -> Iterator[tuple[str, str, int]]:
