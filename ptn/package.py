@@ -256,7 +256,8 @@ class Package:
         """(key, dtype, bytes) of each readable key that owns bytes, in header order:
         totals over 10^5 constants without a TensorInfo each (``ptn inspect``)."""
         broken = self.unreadable_keys
-        return (t for t in entry_sizes(self._parsed.tensors) if t[0] not in broken)
+        sizes = entry_sizes(self._parsed.tensors)
+        return (t for t in sizes if t[0] not in broken) if broken else sizes
 
     def tensor_info(self, key: str) -> TensorInfo:
         """Header facts of ``key`` (an alias gives its owner's), without viewing any data.

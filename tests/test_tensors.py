@@ -551,6 +551,8 @@ def test_lean_pass_takes_what_writers_write(specs: dict[str, tuple[str, list[int
     colons = any(":" in k for k in specs)  # a ':' in a name: the strict parse decides
     assert (regular is None) == colons
     assert read_header(memoryview(image)) == (full[0], len(prefix), [])
+    with st_header.whole_listing():  # the columns built at once read the same
+        assert read_header(memoryview(image)) == (full[0], len(prefix), [])
     if regular is not None:
         assert full == (regular, [])
 

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
+from itertools import compress, repeat
+from operator import eq, itemgetter
 from typing import Any, overload
 
 from ptn.cli.report import count, safe
@@ -87,15 +90,17 @@ class _Rows(Sequence[dict[str, Any]]):
         by_dtype: dict[str, list[int]] = {}
         aliases = pkg.aliases
         self.owned = self.saved = 0
-        if not aliases:  # the keys are the readable owners
-            for _, dtype, nbytes in pkg.owner_sizes():
-                _tally(by_dtype, dtype, nbytes)
-                self.owned += nbytes
+        if not aliases:  # the keys are the readable owners: tallied by loops in C
+            owners = list(pkg.owner_sizes())
+            dtypes, sizes = list(map(itemgetter(1), owners)), list(map(itemgetter(2), owners))
+            for dtype, n in Counter(dtypes).items():
+                by_dtype[dtype] = [n, sum(compress(sizes, map(eq, dtypes, repeat(dtype))))]
+            self.owned = sum(sizes)
         else:
-            sizes = {key: (dtype, nbytes) for key, dtype, nbytes in pkg.owner_sizes()}
+            by_owner = {key: (dtype, nbytes) for key, dtype, nbytes in pkg.owner_sizes()}
             for key in keys:  # a row's facts are its owner's (tensor_info resolves the alias)
                 owner = aliases.get(key)
-                dtype, nbytes = sizes[key if owner is None else owner]
+                dtype, nbytes = by_owner[key if owner is None else owner]
                 _tally(by_dtype, dtype, nbytes)
                 if owner is None:
                     self.owned += nbytes

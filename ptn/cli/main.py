@@ -159,8 +159,10 @@ def inspect(path: str, as_json: bool, show_all: bool) -> None:
     """
     from ptn.cli.inspect_view import describe, render, write_json
     from ptn.gcpause import gc_paused
+    from ptn.st_header import whole_listing
 
-    with gc_paused():  # a row per constant: 10^5 dicts that are never garbage
+    # whole_listing: every entry is read (totals by dtype), so the header is parsed once
+    with gc_paused(), whole_listing():  # a row per constant: 10^5 dicts, never garbage
         info = _open_or_exit(path, lambda pkg: describe(pkg, every_row=as_json), strict=False)
         if as_json:
             write_json(info, sys.stdout.write)
