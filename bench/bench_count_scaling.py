@@ -6,7 +6,8 @@ A package of many small constants (mixture-of-experts exports, per-layer quantiz
 scales) costs what its items cost, not its bytes. For each N this prints the time per
 tensor of each job and its ratio to the peer job timed in the same run, interleaved
 (peer, ptn, peer, ptn...) so that machine noise hits both alike; medians of ``--runs``
-after one warm-up round. The garbage collector stays on, as in users' processes:
+after one warm-up round, and as the ratio the median of each round's ratio to the peer's
+round beside it. The garbage collector stays on, as in users' processes:
 per-item time that grows with N is a finding, not noise to hide.
 
 | ptn job | peer (the baseline of its ratio) |
@@ -35,6 +36,7 @@ import tempfile
 import time
 import zipfile
 from collections.abc import Callable, Iterator
+from operator import truediv
 from pathlib import Path
 
 import numpy as np
@@ -70,9 +72,12 @@ def header_bytes(path: Path) -> bytes:
         return f.read(n)
 
 
-def interleaved(jobs: dict[str, Callable[[], object]], runs: int, calls: int) -> dict[str, float]:
-    """Median seconds per call of each job: a warm-up round, then ``runs`` interleaved rounds
-    of ``calls`` calls each (small N: one call is too short to time on a noisy machine)."""
+def interleaved(
+    jobs: dict[str, Callable[[], object]], runs: int, calls: int
+) -> dict[str, list[float]]:
+    """Seconds per call of each job in each round: a warm-up round, then ``runs``
+    interleaved rounds of ``calls`` calls each (small N: one call is too short to time on
+    a noisy machine)."""
     samples: dict[str, list[float]] = {name: [] for name in jobs}
     for round_ in range(runs + 1):
         for name, job in jobs.items():
@@ -81,7 +86,7 @@ def interleaved(jobs: dict[str, Callable[[], object]], runs: int, calls: int) ->
                 job()
             if round_:
                 samples[name].append((time.perf_counter() - start) / calls)
-    return {name: statistics.median(times) for name, times in samples.items()}
+    return samples
 
 
 def run_cli(*args: str) -> Callable[[], object]:
@@ -108,8 +113,8 @@ def torch_jobs(pkg_path: Path, st_path: Path) -> dict[str, Callable[[], object]]
     }
 
 
-def measure(n: int, where: Path, runs: int) -> list[tuple[str, float, str, float]]:
-    """(job, seconds, peer job, peer seconds) rows for N tensors."""
+def measure(n: int, where: Path, runs: int) -> list[tuple[str, float, str, float, float]]:
+    """(job, median seconds, peer job, peer's median seconds, median ratio) rows for N tensors."""
     arrays = make_arrays(n)
     pkg_path, st_path = where / f"n{n}.ptn", where / f"n{n}.safetensors"
     ptn.save(pkg_path, PROGRAM, arrays)
@@ -169,11 +174,15 @@ def measure(n: int, where: Path, runs: int) -> list[tuple[str, float, str, float
     for i, (jobs, group_runs) in enumerate(groups):
         if not jobs:
             continue
-        times = interleaved(jobs, group_runs, 1 if i == len(groups) - 1 else calls)
-        peer = next(name for name in times if name.startswith("peer"))
-        for name, seconds in times.items():
+        samples = interleaved(jobs, group_runs, 1 if i == len(groups) - 1 else calls)
+        peer = next(name for name in samples if name.startswith("peer"))
+        for name, times in samples.items():
             if name != peer:
-                rows.append((name, seconds, peer, times[peer]))
+                # The ratio is the median of each round's ratio to the peer's round next to
+                # it: this VM's speed drifts by 1.5x over seconds, more than the medians differ.
+                ratio = statistics.median(map(truediv, times, samples[peer]))
+                median, peer_median = statistics.median(times), statistics.median(samples[peer])
+                rows.append((name, median, peer, peer_median, ratio))
     for path in (pkg_path, st_path, where / "out.ptn", where / "out.st"):
         path.unlink(missing_ok=True)
     return rows
@@ -193,18 +202,18 @@ def main(argv: list[str] | None = None) -> None:
         shutil.rmtree(where, ignore_errors=True)
     print(
         f"N float32 tensors of {ELEMENTS} elements; medians of {args.runs} interleaved runs"
-        " (each of max(1, 20000 // N) calls)"
+        " (each of max(1, 20000 // N) calls); ratio: the median of the rounds' ratios"
     )
     print("(inspect: medians of half as many, whole processes, start-up included)\n")
     head = " | ".join(f"N={n:,}: µs/tensor, x peer" for n in counts)
     print(f"| job | peer | {head} |")
     print("| --- | --- |" + " --- |" * len(counts))
-    for i, (name, _, peer, _) in enumerate(results[counts[0]]):
+    for i, (name, _, peer, _, _) in enumerate(results[counts[0]]):
         cells = []
         for n in counts:
-            _, seconds, _, peer_seconds = results[n][i]
+            _, seconds, _, peer_seconds, ratio = results[n][i]
             cells.append(
-                f"{seconds / n * 1e6:.2f} µs ({seconds:.3g} s), {seconds / peer_seconds:.2f}x "
+                f"{seconds / n * 1e6:.2f} µs ({seconds:.3g} s), {ratio:.2f}x "
                 f"({peer_seconds / n * 1e6:.2f} µs)"
             )
         print(f"| {name} | {peer.removeprefix('peer ')} | " + " | ".join(cells) + " |")
