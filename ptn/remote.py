@@ -340,7 +340,7 @@ class _BoolScan:
 
 def remote_stages(buf: SparseBuffer, deep: bool) -> Generator[Finding, None, Parsed]:
     members = fetch_for_stages(buf)
-    parsed = yield from _stages(buf.view, False)
+    parsed = yield from _stages(buf.view, False, whole=deep)  # deep: streamed below
     if deep and members:
         yield from _streamed_findings(buf, members, parsed)
     return parsed

@@ -232,7 +232,7 @@ def entry_sizes(tensors: Mapping[str, TensorInfo]) -> Iterator[tuple[str, str, i
 
 
 def _regular_entries(
-    header: dict[str, Any], raw: bytes, data_start: int, data_len: int
+    header: dict[str, Any], raw: bytes, data_start: int, data_len: int, whole: bool = False
 ) -> Mapping[str, TensorInfo] | None:
     """The entries of a header that breaks no rule and warns of nothing; else None.
 
@@ -293,17 +293,21 @@ def _regular_entries(
             reached = end
     if reached != data_len:
         return None
-    built = _columns_of(entries.values()) if _WHOLE.get() else None
+    built = _columns_of(entries.values()) if whole or _WHOLE.get() else None
     return _CheckedEntries(list(entries), raw, built)
 
 
-def read_header(buf: Any) -> tuple[Mapping[str, TensorInfo], int, list[Finding]]:
+def read_header(
+    buf: Any, *, whole: bool = False
+) -> tuple[Mapping[str, TensorInfo], int, list[Finding]]:
     """Validate the header of a safetensors image held in ``buf``.
 
     Returns (entries safe to view with ``tensor_view``, absolute offset of the
     data section, findings). Raises ``PtnError`` only when no header can be read:
     ``st-truncated``, ``st-header-too-large``, ``json-*``, ``st-header-not-object``.
     Its cost per entry is flat up to 10^5 entries and more (ptn.gcpause).
+    ``whole``: the caller will read every entry (deep validation), as under
+    ``whole_listing``: the entries are kept from this parse, not from a second one.
     """
     mv = _as_bytes(buf)
     if len(mv) < 8:
@@ -319,11 +323,11 @@ def read_header(buf: Any) -> tuple[Mapping[str, TensorInfo], int, list[Finding]]
             pointer="",
         )
     with gc_paused():
-        return _read_header(bytes(mv[8 : 8 + n]), 8 + n, len(mv) - 8 - n)
+        return _read_header(bytes(mv[8 : 8 + n]), 8 + n, len(mv) - 8 - n, whole)
 
 
 def _read_header(
-    raw: bytes, data_start: int, data_len: int
+    raw: bytes, data_start: int, data_len: int, whole: bool
 ) -> tuple[Mapping[str, TensorInfo], int, list[Finding]]:
     # The common header (every entry well-formed, tiled, aligned) is checked in one
     # lean pass; anything else is parsed again strictly and checked rule by rule below.
@@ -332,7 +336,7 @@ def _read_header(
     except PtnError:
         header = None
     if type(header) is dict:
-        regular = _regular_entries(header, raw, data_start, data_len)
+        regular = _regular_entries(header, raw, data_start, data_len, whole)
         if regular is not None:
             return regular, data_start, []
     header = None  # not two trees at once

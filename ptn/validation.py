@@ -69,8 +69,14 @@ def check_package(buf: memoryview, deep: bool = False) -> tuple[list[Finding], P
     return findings, parsed[0]
 
 
-def _stages(buf: memoryview, deep: bool) -> Generator[Finding, None, Parsed]:
-    """Yield the findings of each layer in order; return what was parsed."""
+def _stages(
+    buf: memoryview, deep: bool, whole: bool | None = None
+) -> Generator[Finding, None, Parsed]:
+    """Yield the findings of each layer in order; return what was parsed.
+
+    ``whole`` (default: ``deep``): every tensor entry will be read (the BOOL data check),
+    so the header's entries are kept from its one parse (``read_header``).
+    """
     try:
         members, found = read_members(buf)
     except PtnError as err:
@@ -98,7 +104,7 @@ def _stages(buf: memoryview, deep: bool) -> Generator[Finding, None, Parsed]:
     if SAFETENSORS in readable:
         try:
             tensors, data_start, header_found = read_header(
-                _member_view(buf, readable[SAFETENSORS])
+                _member_view(buf, readable[SAFETENSORS]), whole=deep if whole is None else whole
             )
             yield from header_found
         except PtnError as err:

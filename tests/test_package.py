@@ -984,6 +984,28 @@ def test_an_open_package_holds_no_object_per_constant(tmp_path: Path) -> None:
         assert len(gc.get_objects()) - before < 200
 
 
+@pytest.mark.parametrize("deep", [False, True])
+def test_validation_parses_the_header_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, deep: bool
+) -> None:
+    """Deep validation reads every entry (the BOOL check): it keeps them from the one
+    parse of the header instead of parsing it again."""
+    import ptn.json_strict
+
+    path = tmp_path / "p.ptn"
+    ptn.save(path, PROGRAM, {"w": np.ones(3, np.float32), "flags": np.array([0, 2], np.uint8)})
+    real, calls = ptn.json_strict._jiter, []
+    assert real is not None
+
+    def counting(data: bytes, **options: Any) -> Any:
+        calls.append(len(data))
+        return real(data, **options)
+
+    monkeypatch.setattr(ptn.json_strict, "_jiter", counting)
+    assert ptn.validate(path, deep=deep).valid
+    assert len(calls) == 1  # no aliases.json, no metadata.json: the header alone
+
+
 def test_arrays_outlive_close(package_path: Path) -> None:
     pkg = ptn.load(package_path)
     array = pkg.constants["b"]
