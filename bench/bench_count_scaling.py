@@ -44,8 +44,8 @@ import safetensors.numpy
 from safetensors import safe_open
 
 import ptn
+from ptn.testing.hostile import PROGRAM  # the smallest valid program.ptg
 
-PROGRAM = b"\x10\x00\x00\x00NPTG" + bytes(56)
 ELEMENTS = 256
 
 

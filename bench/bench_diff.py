@@ -26,7 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
-PROGRAM = b"\x10\x00\x00\x00NPTG" + bytes(56)
+from ptn.testing.hostile import PROGRAM  # the smallest valid program.ptg
+
 N_TENSORS = 16
 MIB = 1 << 20
 

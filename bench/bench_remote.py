@@ -32,9 +32,9 @@ import numpy as np
 import ptn
 from ptn.batch import validate_many
 from ptn.sources import TransferStats
+from ptn.testing.hostile import PROGRAM  # the smallest valid program.ptg
 
 REPO = Path(__file__).resolve().parent.parent
-PROGRAM = b"\x10\x00\x00\x00NPTG" + bytes(56)
 MIB = 1 << 20
 
 _SERVER = """

@@ -39,12 +39,12 @@ sys.path.insert(0, str(REPO))  # tools/ of the checkout
 from bench_package import fmt_time, table  # noqa: E402  (bench/ is sys.path[0])
 
 import ptn  # noqa: E402
+from ptn.testing.hostile import PROGRAM  # noqa: E402  (the smallest valid program.ptg)
 from tools.conformance.runners import typescript_runner  # noqa: E402
 
 TS_DIR = REPO / "generated" / "typescript"
 NODE_COMMAND = TS_DIR / "bin" / "ptn-validate.mjs"
 NODE_TIMER = Path(__file__).resolve().parent / "ts_validate_inprocess.mjs"
-PROGRAM = b"\x10\x00\x00\x00NPTG" + bytes(56)
 N_TENSORS = 16
 MIB = 1 << 20
 TARGET_FAST_NODE = 0.050  # seconds: issue 15's bound for the fast check of 1 GiB in Node

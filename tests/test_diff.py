@@ -28,12 +28,12 @@ from ptn.cli.diff_view import MAX_ROWS
 from ptn.cli.main import cli
 from ptn.diffing import PackageDiff
 from ptn.schemas import load_schema
+from ptn.testing.hostile import PROGRAM  # the smallest valid program.ptg
 from ptn.testing.strategies import names, valid_metadata
 
 REPO = Path(__file__).resolve().parent.parent
 TINY = REPO / "examples" / "tiny-llm.ptn"
 BAD = REPO / "invalid-examples" / "bad-token-id.ptn"
-PROGRAM = b"\x10\x00\x00\x00NPTG" + bytes(56)
 FLOAT_DTYPES = {
     "F16": np.float16,
     "BF16": ml_dtypes.bfloat16,

@@ -29,7 +29,6 @@ from ptn.zip.inflate import inflate
 REPO = Path(__file__).resolve().parent.parent
 TINY = REPO / "examples" / "tiny-llm.ptn"
 BAD = REPO / "invalid-examples" / "bad-token-id.ptn"
-PROGRAM = b"\x10\x00\x00\x00NPTG" + bytes(56)
 
 
 def ptn_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -218,7 +217,7 @@ def test_any_valid_package_rezipped_then_repacked_round_trips(
 ) -> None:
     constants, metadata = package
     original, zipped, out = tmp_path / "a.ptn", tmp_path / "z.ptn", tmp_path / "r.ptn"
-    ptn.save(original, PROGRAM, constants, metadata)
+    ptn.save(original, hostile.PROGRAM, constants, metadata)
     rezip(original, zipped, zipfile.ZIP_STORED if stored else zipfile.ZIP_DEFLATED, level)
     ptn.repack(zipped, out)
     assert out.read_bytes() == original.read_bytes()  # same content, same (canonical) bytes

@@ -22,6 +22,7 @@ import pytest
 
 import ptn
 from ptn.cli.inspect_view import describe
+from ptn.testing.hostile import PROGRAM
 from tools.conformance.runners import _build_lock, _installed_as_locked
 
 REPO = Path(__file__).resolve().parent.parent
@@ -99,26 +100,23 @@ def _flipped(tmp: Path) -> Path:
 
 def _many(tmp: Path, count: int) -> Path:
     out = tmp / "many-constants.ptn"
-    program = b"\x10\x00\x00\x00NPTG" + bytes(56)
     constants = {f"w{i:03d}": np.full((2,), i, np.float32) for i in range(count)}
-    ptn.save(out, program, constants=constants, metadata={"general.name": "many"})
+    ptn.save(out, PROGRAM, constants=constants, metadata={"general.name": "many"})
     return out
 
 
 def _large(tmp: Path) -> Path:
     """A package whose constants dwarf its headers (4 MiB), for the URL test."""
     out = tmp / "large-constant.ptn"
-    program = b"\x10\x00\x00\x00NPTG" + bytes(56)
-    ptn.save(out, program, constants={"w": np.arange(1 << 20, dtype=np.float32)})
+    ptn.save(out, PROGRAM, constants={"w": np.arange(1 << 20, dtype=np.float32)})
     return out
 
 
 def _hostile(tmp: Path) -> Path:
     """Markup and a right-to-left override in a tensor key and a metadata string."""
     out = tmp / "hostile-names.ptn"
-    program = b"\x10\x00\x00\x00NPTG" + bytes(56)
     constants = {"<img src=x onerror=alert(1)>\u202egnp.exe": np.ones((2,), np.float32)}
-    ptn.save(out, program, constants=constants, metadata={"general.name": "<b>bold</b>\u202e"})
+    ptn.save(out, PROGRAM, constants=constants, metadata={"general.name": "<b>bold</b>\u202e"})
     return out
 
 
