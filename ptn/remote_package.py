@@ -72,10 +72,7 @@ class RemotePackage(Package):
         return info, array.copy() if writable else array
 
     def close(self) -> None:
-        self.__dict__.pop("_member_arrays", None)
-        for view in (self.__dict__.get("_program"), self.__dict__.get("_st")):
-            if isinstance(view, memoryview):
-                view.release()
+        super().close()  # the views and arrays (no file mapping, copy or descriptor here)
         if "_sparse" in self.__dict__:
             self._sparse.close()
         if "_source" in self.__dict__:
