@@ -455,17 +455,29 @@ def _checked(path: str, work):  # type: ignore[no-untyped-def]
 
 def _rewrite(path: str, output: str | None, change) -> None:  # type: ignore[no-untyped-def]
     """Run one metadata edit transaction (ptn.writing.edit_metadata) and report it."""
-    from ptn.atomic import BrokenHardLinks
-    from ptn.cli.report import count, safe
+    from ptn.cli.report import count
     from ptn.writing import edit_metadata
+
+    _transaction(
+        path,
+        output,
+        lambda: edit_metadata(path, change, output),
+        lambda new: count(len(new or ()), "metadata name"),
+    )
+
+
+def _transaction(path: str, output: str | None, work, summary) -> None:  # type: ignore[no-untyped-def]
+    """Run a write transaction on ``path`` (an edit, a repack) and report it: its notes
+    (broken hard links), what it wrote, and temporary files a killed writer left."""
+    from ptn.atomic import BrokenHardLinks
+    from ptn.cli.report import safe
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", BrokenHardLinks)
-        new = _checked(path, lambda: edit_metadata(path, change, output))
+        result = _checked(path, work)
     for warning in caught:
         click.echo(f"note: {safe(str(warning.message))}", err=True)
-    names = count(len(new or ()), "metadata name")
-    click.echo(f"wrote {safe(output or path)} ({names})", err=True)
+    click.echo(f"wrote {safe(output or path)} ({summary(result)})", err=True)
     _mention_stale_temp_files([path])
 
 
@@ -500,19 +512,13 @@ def repack(path: str, output: str | None) -> None:
     """
     from collections import Counter
 
-    from ptn.atomic import BrokenHardLinks
-    from ptn.cli.report import safe
     from ptn.writing import repack as repack_package
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", BrokenHardLinks)
-        fixed = _checked(path, lambda: repack_package(path, output))
-    for warning in caught:
-        click.echo(f"note: {safe(str(warning.message))}", err=True)
-    counts = Counter(f.rule for f in fixed)
-    what = ", ".join(f"{rule} x{n}" for rule, n in sorted(counts.items())) or "already canonical"
-    click.echo(f"wrote {safe(output or path)} (fixed: {what})", err=True)
-    _mention_stale_temp_files([path])
+    def fixed(findings):  # type: ignore[no-untyped-def]
+        counts = sorted(Counter(f.rule for f in findings).items())
+        return "fixed: " + (", ".join(f"{rule} x{n}" for rule, n in counts) or "already canonical")
+
+    _transaction(path, output, lambda: repack_package(path, output), fixed)
 
 
 @cli.command(
