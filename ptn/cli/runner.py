@@ -16,22 +16,11 @@ if TYPE_CHECKING:
 
 
 def check_one(path: str, deep: bool, time_limit: float) -> tuple[str, list[Finding]]:
-    """Validate one file; a file that exceeds ``time_limit`` seconds gets ``ptn-timeout``."""
-    from ptn.validation import validate
+    """Validate one file; a file that exceeds ``time_limit`` seconds gets ``ptn-timeout``,
+    a crash of ours ``ptn-internal-error`` (``ptn.batch.check``)."""
+    from ptn.batch import check
 
-    try:
-        return path, validate(path, deep=deep, time_limit=time_limit).findings
-    except Exception as exc:  # a bug of ours: say so, and do not take the other files down
-        return path, [
-            Finding(
-                "ptn-internal-error",
-                "error",
-                None,
-                None,
-                f"ptn failed while validating this file ({type(exc).__name__}: {exc}); "
-                "this is a bug in ptn, not a verdict on the file: please report it",
-            )
-        ]
+    return path, check(path, deep, time_limit)
 
 
 def find_packages(paths: Sequence[str]) -> tuple[list[str], list[tuple[str, str]]]:
