@@ -26,8 +26,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from ptn.testing.hostile import PROGRAM  # the smallest valid program.ptg
-
 N_TENSORS = 16
 MIB = 1 << 20
 
@@ -74,9 +72,11 @@ def _run(job: str, a: Path, b: Path) -> dict[str, float]:
 
 
 def _make(where: Path, size: int) -> tuple[Path, Path]:
+    # Imported here, not at the top: the child processes time their own imports of ptn.
     import numpy as np
 
     import ptn
+    from ptn.testing.hostile import PROGRAM  # the smallest valid program.ptg
 
     rng = np.random.default_rng(0)
     per = size // N_TENSORS // 4
