@@ -40,7 +40,7 @@ def _child(job: str, a: str, b: str) -> None:
     import numpy as np
 
     import ptn
-    import ptn.diffing
+    import ptn.package.diff
 
     imports = time.perf_counter() - t0
     import_hwm = _vm_kib("VmHWM")

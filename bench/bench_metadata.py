@@ -24,7 +24,7 @@ import jsonschema
 import jsonschema_rs
 
 from ptn import Metadata, PtnMetadata
-from ptn.schemas import load_schema
+from ptn.core.resources import load_schema
 
 
 def names_document(names: int) -> dict[str, object]:

@@ -27,7 +27,7 @@ import jsonschema_rs
 from bench_metadata import names_document  # this folder is on sys.path when run as a script
 
 from ptn import Metadata
-from ptn.schemas import load_schema
+from ptn.core.resources import load_schema
 
 
 def cases(scale: int) -> dict[str, dict[str, object]]:

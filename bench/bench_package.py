@@ -54,8 +54,8 @@ def _child(job: str, path: str, reps: int) -> None:
         import safetensors.numpy
     else:
         import ptn
-        import ptn.package
-        import ptn.validation
+        import ptn.package.read
+        import ptn.remote.validate
     import_seconds = time.perf_counter() - t0
     import_hwm = _vm_kib("VmHWM")
 

@@ -13,7 +13,7 @@ import ml_dtypes
 import numpy as np
 
 import ptn
-from ptn.writing import write_atomically
+from ptn.package.write import write_atomically
 
 HERE = Path(__file__).resolve().parent
 INVALID = HERE.parent / "invalid-examples"

@@ -13,29 +13,30 @@ SPEC_VERSION = "1.0.0"
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "BrokenHardLinks": "ptn.atomic",
-    "Finding": "ptn.errors",
-    "InvalidPackageError": "ptn.errors",
-    "PtnError": "ptn.errors",
-    "Report": "ptn.errors",
-    "diff": "ptn.diffing",
-    "parse_json": "ptn.json_strict",
-    "Metadata": "ptn.metadata",
-    "Package": "ptn.package",
+    "BrokenHardLinks": "ptn.package.atomic",
+    "Finding": "ptn.core.errors",
+    "InvalidPackageError": "ptn.core.errors",
+    "PtnError": "ptn.core.errors",
+    "Report": "ptn.core.errors",
+    "diff": "ptn.package.diff",
+    "parse_json": "ptn.json.strict",
+    "Metadata": "ptn.metadata.document",
+    "Package": "ptn.package.read",
     # The generated pydantic model: imports pydantic, so only when asked for.
     "PtnMetadata": "ptn_generated.metadata_model",
-    "edit_metadata": "ptn.writing",
-    "rewrite_metadata": "ptn.writing",
-    "load": "ptn.package",
-    "read_metadata": "ptn.package",
-    "repack": "ptn.writing",
-    "save": "ptn.writing",
-    "validate": "ptn.validation",
+    "edit_metadata": "ptn.package.edit",
+    "rewrite_metadata": "ptn.package.edit",
+    "load": "ptn.package.read",
+    "read_metadata": "ptn.package.read",
+    "repack": "ptn.package.edit",
+    "save": "ptn.package.write",
+    "validate": "ptn.remote.validate",
 }
 # safetensors-style load_file/save_file: ``ptn.torch`` (torch imported only when
 # called) and ``ptn.numpy``; ``ptn.llm``: metadata from a Hugging Face config.json;
-# ``ptn.batch``: validate_many on Dask; ``ptn.sources``: remote byte sources, TransferStats.
-_SUBMODULES = ("batch", "llm", "numpy", "sources", "torch")
+# ``ptn.batch``: validate_many on Dask; ``ptn.sources``: remote byte sources, TransferStats;
+# ``ptn.testing``: strategies and builders for users' tests.
+_SUBMODULES = ("batch", "llm", "numpy", "sources", "testing", "torch")
 
 __all__ = [
     "SPEC_VERSION",
@@ -56,17 +57,19 @@ __all__ = [
     "rewrite_metadata",
     "save",
     "validate",
+    *_SUBMODULES,
 ]
 
 if TYPE_CHECKING:
-    from ptn.atomic import BrokenHardLinks
-    from ptn.diffing import diff
-    from ptn.errors import Finding, InvalidPackageError, PtnError, Report
-    from ptn.json_strict import parse_json
-    from ptn.metadata import Metadata
-    from ptn.package import Package, load, read_metadata
-    from ptn.validation import validate
-    from ptn.writing import edit_metadata, repack, rewrite_metadata, save
+    from ptn.core.errors import Finding, InvalidPackageError, PtnError, Report
+    from ptn.json.strict import parse_json
+    from ptn.metadata.document import Metadata
+    from ptn.package.atomic import BrokenHardLinks
+    from ptn.package.diff import diff
+    from ptn.package.edit import edit_metadata, repack, rewrite_metadata
+    from ptn.package.read import Package, load, read_metadata
+    from ptn.package.write import save
+    from ptn.remote.validate import validate
     from ptn_generated.metadata_model import PtnMetadata
 
 
@@ -78,3 +81,8 @@ def __getattr__(name: str) -> Any:
     if name in _SUBMODULES:
         return import_module(f"ptn.{name}")
     raise AttributeError(f"module 'ptn' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The public API (what ``__all__`` lists), not this module's own helpers."""
+    return sorted({*__all__, "__version__"})

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-from ptn import errors
+from ptn.core import errors
 
 REPO = Path(__file__).resolve().parent.parent
 # Vendored (see tests/jsontestsuite/ORIGIN.md): the suite needs nothing outside the checkout.

@@ -1,4 +1,4 @@
-"""Tests of ptn.aliases: one case per rule, canonical output, folding, fuzzing."""
+"""Tests of ptn.safetensors.aliases: one case per rule, canonical output, folding, fuzzing."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ptn.aliases import MEMBER, dumps_aliases, read_aliases, resolve
-from ptn.dedup import fold_duplicates
-from ptn.errors import PtnError
-from ptn.tensors import build_image, read_header, tensor_bytes, tensor_view
+from ptn.core.errors import PtnError
+from ptn.safetensors.aliases import MEMBER, dumps_aliases, read_aliases, resolve
+from ptn.safetensors.dedup import fold_duplicates
+from ptn.safetensors.tensors import build_image, read_header, tensor_bytes, tensor_view
 
 KEYS = {"w", "b", "emb"}
 

@@ -19,7 +19,7 @@ from range_server import Store, serve
 
 import ptn
 from ptn.batch import validate_many
-from ptn.schemas import load_schema
+from ptn.core.resources import load_schema
 from ptn.testing.fuzz import bases, corpus
 
 STORE = Store()

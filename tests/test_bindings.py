@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from ptn.bindings import binding_files
+from ptn.core.resources import binding_files
 from tools.codegen import render_all, stale_files, write_all
 from tools.conformance.runners import CPP_DIR, TS_DIR
 

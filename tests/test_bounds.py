@@ -27,11 +27,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ptn
-from ptn import json_strict
-from ptn.aliases import read_aliases
 from ptn.cli.main import cli
 from ptn.cli.runner import max_jobs, run_all
-from ptn.errors import (
+from ptn.core.errors import (
     MAX_FINDINGS_PER_FILE,
     MAX_FINDINGS_PER_RULE,
     Finding,
@@ -39,8 +37,10 @@ from ptn.errors import (
     PtnError,
     within_budget,
 )
-from ptn.metadata import Metadata
-from ptn.tensors import ITEMSIZE, plan_layout
+from ptn.json import strict as json_strict
+from ptn.metadata.document import Metadata
+from ptn.safetensors.aliases import read_aliases
+from ptn.safetensors.tensors import ITEMSIZE, plan_layout
 from ptn.testing import hostile
 from ptn.testing.fuzz import check, check_bytes, corpus, mutated
 from ptn_generated.rule_ids import SEVERITY
@@ -407,13 +407,13 @@ def _tiny() -> Path:
 def test_validate_time_limit_interrupts_a_stage_in_the_main_thread(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import ptn.validation
+    import ptn.remote.validate
 
     def stuck(buf: object, deep: bool = False) -> Iterator[Finding]:
         time.sleep(30)
         yield from ()
 
-    monkeypatch.setattr(ptn.validation, "iter_findings", stuck)
+    monkeypatch.setattr(ptn.remote.validate, "iter_findings", stuck)
     report = ptn.validate(_tiny(), time_limit=0.2)
     assert [f.rule for f in report.findings] == ["ptn-timeout"]
     assert signal.getsignal(signal.SIGALRM) == signal.SIG_DFL  # handler restored
@@ -422,14 +422,14 @@ def test_validate_time_limit_interrupts_a_stage_in_the_main_thread(
 def test_validate_time_limit_between_stages_in_another_thread(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import ptn.validation
+    import ptn.remote.validate
 
     def slow(buf: object, deep: bool = False) -> Iterator[Finding]:
         for i in range(100):
             time.sleep(0.02)
             yield Finding("zip-crc-mismatch", "error", None, None, f"#{i}")
 
-    monkeypatch.setattr(ptn.validation, "iter_findings", slow)
+    monkeypatch.setattr(ptn.remote.validate, "iter_findings", slow)
     reports: list[ptn.Report] = []
     worker = threading.Thread(target=lambda: reports.append(ptn.validate(_tiny(), time_limit=0.1)))
     worker.start()

@@ -18,8 +18,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import ptn
-from ptn.schemas import load_schema
-from ptn.writing import write_atomically
+from ptn.core.resources import load_schema
+from ptn.package.write import write_atomically
 
 REPO = Path(__file__).resolve().parent.parent
 TINY = REPO / "examples" / "tiny-llm.ptn"
@@ -156,7 +156,7 @@ def test_per_file_time_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
         time.sleep(30)
         yield from ()
 
-    monkeypatch.setattr("ptn.validation.iter_findings", stuck)
+    monkeypatch.setattr("ptn.remote.validate.iter_findings", stuck)
     _, findings = runner.check_one(str(TINY), True, 0.2)
     assert [f.rule for f in findings] == ["ptn-timeout"]
 
@@ -169,7 +169,7 @@ def test_a_bug_is_reported_as_internal_error_not_as_a_verdict(
     def broken(path: str, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("ptn.validation.validate", broken)
+    monkeypatch.setattr("ptn.remote.batch.validate", broken)
     _, findings = runner.check_one(str(TINY), True, 5.0)
     assert [f.rule for f in findings] == ["ptn-internal-error"]
     assert "bug in ptn" in findings[0].message and "boom" in findings[0].message
@@ -178,10 +178,10 @@ def test_a_bug_is_reported_as_internal_error_not_as_a_verdict(
 def test_a_dead_worker_is_reported_and_the_run_goes_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import ptn.validation
+    import ptn.remote.batch
     from ptn.cli import runner
 
-    real = ptn.validation.validate
+    real = ptn.remote.batch.validate
     doomed = tmp_path / "die.ptn"
     doomed.write_bytes(TINY.read_bytes())
 
@@ -190,7 +190,7 @@ def test_a_dead_worker_is_reported_and_the_run_goes_on(
             os._exit(9)  # as if killed: the worker process is gone
         return real(path, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(ptn.validation, "validate", dying)  # workers are forked after this
+    monkeypatch.setattr(ptn.remote.batch, "validate", dying)  # workers are forked after this
     results = list(runner.run_all([str(TINY), str(doomed)], True, 2, 30.0))
     by_path = dict(results)
     assert by_path[str(TINY)] == []
@@ -243,13 +243,13 @@ def test_batched_workers_give_results_in_input_order(tmp_path: Path) -> None:
 def test_a_dead_worker_inside_a_batch_is_reported_for_its_file_only(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import ptn.validation
+    import ptn.remote.batch
     from ptn.cli import runner
 
     files = _many(tmp_path, 30)
     doomed = files[7]
     assert any(doomed in batch and len(batch) > 1 for batch in runner.batches(files, 2))
-    real = ptn.validation.validate
+    real = ptn.remote.batch.validate
 
     def dying(path: str, **kwargs: object) -> object:
         if path == doomed:
@@ -257,7 +257,7 @@ def test_a_dead_worker_inside_a_batch_is_reported_for_its_file_only(
         return real(path, **kwargs)  # type: ignore[arg-type]
 
     expected = list(runner.run_all(files, True, 1, 30.0))
-    monkeypatch.setattr(ptn.validation, "validate", dying)  # workers are forked after this
+    monkeypatch.setattr(ptn.remote.batch, "validate", dying)  # workers are forked after this
     results = list(runner.run_all(files, True, 2, 30.0))
     assert [path for path, _ in results] == files
     for (path, findings), (_, before) in zip(results, expected, strict=True):
@@ -289,7 +289,7 @@ def test_a_batch_submitted_to_a_broken_pool_fails_in_its_turn() -> None:
 def test_batched_exit_codes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Through click, in this process (so the forked workers see the patch): all valid 0,
     some invalid 1, a file whose worker died 2 (it was not checked)."""
-    import ptn.validation
+    import ptn.remote.batch
     from ptn.cli.main import cli
 
     good = tmp_path / "good"
@@ -302,14 +302,14 @@ def test_batched_exit_codes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     runner = CliRunner()
     assert runner.invoke(cli, ["validate", "-j", "2", str(good)]).exit_code == 0
     assert runner.invoke(cli, ["validate", "-j", "2", str(some_bad)]).exit_code == 1
-    real = ptn.validation.validate
+    real = ptn.remote.batch.validate
 
     def dying(path: str, **kwargs: object) -> object:
         if path == files[4]:
             os._exit(9)
         return real(path, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(ptn.validation, "validate", dying)
+    monkeypatch.setattr(ptn.remote.batch, "validate", dying)
     out = runner.invoke(cli, ["validate", "--json", "-j", "2", str(some_bad)])
     assert out.exit_code == 2
     rules = {f["rule"] for f in json.loads(out.output)["files"][4]["findings"]}
@@ -399,7 +399,7 @@ def test_help_and_version() -> None:
 
 
 def test_safetensors_header_schema_lists_the_dtypes() -> None:
-    from ptn.tensors import DTYPES
+    from ptn.safetensors.tensors import DTYPES
 
     enum = load_schema("safetensors-header")["additionalProperties"]["properties"]["dtype"]["enum"]
     assert set(enum) == set(DTYPES)
@@ -492,7 +492,7 @@ def test_validate_json_reports_missing_paths_in_the_document(tmp_path: Path) -> 
 )
 def test_summary_line_uses_correct_plurals(severities: list[list[str]]) -> None:
     from ptn.cli.report import text_report
-    from ptn.errors import Finding
+    from ptn.core.errors import Finding
 
     results = [
         (f"f{i}.ptn", [Finding("ptn-io-error", s, None, None, "x") for s in fs])

@@ -19,16 +19,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from zipbytes import cd_entries, patch
 
-from ptn.errors import Finding, PtnError
+from ptn.core.errors import Finding, PtnError
 from ptn.testing import hostile
 from ptn.zip import (
     ALIGNMENT,
     MAX_MEMBERS,
     Member,
-    ZipWriter,
     check_crc,
     read_members,
 )
+from ptn.zip.writer import ZipWriter
 
 MEMBERS = {
     "program.ptg": b"\x10\x00\x00\x00NPTG" + bytes(range(200)),

@@ -19,10 +19,10 @@ import numpy as np
 import pytest
 
 import ptn
-import ptn.atomic
-from ptn.atomic import BrokenHardLinks, stale_temp_files
-from ptn.errors import PtnError
-from ptn.writing import edit_metadata
+import ptn.package.atomic
+from ptn.core.errors import PtnError
+from ptn.package.atomic import BrokenHardLinks, stale_temp_files
+from ptn.package.edit import edit_metadata
 
 PROGRAM = b"\x10\x00\x00\x00NPTG" + bytes(56)
 REPO = Path(__file__).resolve().parent.parent
@@ -133,7 +133,7 @@ def test_edit_waits_for_the_lock_then_gives_up_clearly(
 ) -> None:
     pkg = make(tmp_path / "m.ptn")
     before = pkg.read_bytes()
-    monkeypatch.setattr(ptn.atomic, "LOCK_TIMEOUT", 0.3)
+    monkeypatch.setattr(ptn.package.atomic, "LOCK_TIMEOUT", 0.3)
     holder = subprocess.Popen(
         [
             sys.executable,
@@ -320,7 +320,7 @@ def test_killed_writer_leaves_a_stale_temp_that_is_named(tmp_path: Path) -> None
 
 def test_temp_name_pattern_is_documented() -> None:
     spec = (REPO / "spec.md").read_text()
-    assert ptn.atomic.TEMP_NAME.format(name="NAME", token="XXXXXXXX") in spec
+    assert ptn.package.atomic.TEMP_NAME.format(name="NAME", token="XXXXXXXX") in spec
 
 
 # -- 4. copy-on-write tensors --------------------------------------------------------------

@@ -23,11 +23,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ptn
-import ptn.diffing
+import ptn.package.diff
 from ptn.cli.diff_view import MAX_ROWS
 from ptn.cli.main import cli
-from ptn.diffing import PackageDiff
-from ptn.schemas import load_schema
+from ptn.core.resources import load_schema
+from ptn.package.diff import PackageDiff
 from ptn.testing.hostile import PROGRAM  # the smallest valid program.ptg
 from ptn.testing.strategies import names, valid_metadata
 
@@ -346,7 +346,7 @@ def test_values_max_abs_diff_matches_numpy(
     where = fresh(tmp_path)
     a = save(where / "a.ptn", {"t": x})
     b = save(where / "b.ptn", {"t": y})
-    monkeypatch.setattr(ptn.diffing, "CHUNK_BYTES", chunk)
+    monkeypatch.setattr(ptn.package.diff, "CHUNK_BYTES", chunk)
     d = ptn.diff(a, b, values=True)
     DIFF_SCHEMA.validate(d.to_json())
     change = d.tensors.changed.get("t")
@@ -400,7 +400,7 @@ def test_small_chunks_give_the_same_diff(
     b = save(tmp_path / "b.ptn", constants)
     whole = ptn.diff(a, b, values=values).to_json()
     calls: list[tuple[int, int]] = []
-    monkeypatch.setattr(ptn.diffing, "CHUNK_BYTES", chunk)
+    monkeypatch.setattr(ptn.package.diff, "CHUNK_BYTES", chunk)
     chunked = ptn.diff(a, b, values=values, progress=lambda *step: calls.append(step))
     assert chunked.to_json() == whole
     assert calls[-1][0] == calls[-1][1]  # everything counted was read
@@ -415,7 +415,7 @@ def test_memory_stays_bounded_by_the_chunk(tmp_path: Path, monkeypatch: pytest.M
     big[-1] += 1
     b = save(tmp_path / "b.ptn", {"w": big})
     del big
-    monkeypatch.setattr(ptn.diffing, "CHUNK_BYTES", 1 << 20)
+    monkeypatch.setattr(ptn.package.diff, "CHUNK_BYTES", 1 << 20)
     tracemalloc.start()
     try:
         change = ptn.diff(a, b, values=True).tensors.changed["w"]
@@ -452,7 +452,7 @@ def test_pages_read_leave_the_resident_set(tmp_path: Path, monkeypatch: pytest.M
     a = save(tmp_path / "a.ptn", {"w": big})
     b = save(tmp_path / "b.ptn", {"w": big})
     del big
-    monkeypatch.setattr(ptn.diffing, "CHUNK_BYTES", 1 << 20)
+    monkeypatch.setattr(ptn.package.diff, "CHUNK_BYTES", 1 << 20)
     before = _rss_file_kib()
     samples: list[int] = []
     assert ptn.diff(a, b, progress=lambda *_: samples.append(_rss_file_kib())).equal
@@ -465,7 +465,7 @@ def test_pages_read_leave_the_resident_set(tmp_path: Path, monkeypatch: pytest.M
 def test_progress_is_drawn_on_a_terminal_once_the_read_is_long(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from ptn.cli import main
+    from ptn.cli import reading as main
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from ptn import Metadata, PtnError
-from ptn.schemas import load_schema
+from ptn.core.resources import load_schema
 from ptn.testing.strategies import BREAKERS, broken_metadata, valid_metadata
 from ptn_generated.metadata_model import PtnMetadata
 

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ptn
-from ptn.errors import InvalidPackageError, PtnError
+from ptn.core.errors import InvalidPackageError, PtnError
 from ptn.testing import hostile
 from ptn.testing.fuzz import check, mutated
 from ptn.testing.strategies import valid_metadata

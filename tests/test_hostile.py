@@ -26,10 +26,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ptn
-from ptn.errors import PtnError
-from ptn.members import PTG, SAFETENSORS
+from ptn.core.errors import PtnError
+from ptn.core.names import PTG, SAFETENSORS
 from ptn.testing.fuzz import PROGRAM, bases, check, mutated
-from ptn.zip import ZipWriter, read_members
+from ptn.zip import read_members
+from ptn.zip.writer import ZipWriter
 
 DEADLINE_MS = 2000
 HOSTILE = settings(
@@ -306,16 +307,16 @@ def test_many_entries_on_one_member_are_capped(tmp_path: Path, copies: int) -> N
 def test_deep_validation_reads_each_byte_at_most_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import ptn.validation
+    import ptn.package.validate
 
     crc_bytes = []
-    real = ptn.validation.check_crc
+    real = ptn.package.validate.check_crc
 
     def counting(buf: Any, member: Any) -> Any:
         crc_bytes.append(member.size)
         return real(buf, member)
 
-    monkeypatch.setattr(ptn.validation, "check_crc", counting)
+    monkeypatch.setattr(ptn.package.validate, "check_crc", counting)
     path = tmp_path / "amplifier.ptn"
     path.write_bytes(one_member_many_entries(1_000, 1 << 16))
     report = ptn.validate(path, deep=True)

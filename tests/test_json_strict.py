@@ -11,8 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ptn import PtnError, json_strict, parse_json
-from ptn.json_strict import MAX_DEPTH, MAX_JSON_BYTES, dumps_json
+from ptn import PtnError, parse_json
+from ptn.json import strict as json_strict
+from ptn.json.strict import MAX_DEPTH, MAX_JSON_BYTES, dumps_json
 
 SPEC = Path(__file__).resolve().parent.parent / "spec.md"
 

@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ptn import json_strict
-from ptn.errors import PtnError
-from ptn.json_strict import dumps_json, parse_json
+from ptn.core.errors import PtnError
+from ptn.json import strict as json_strict
+from ptn.json.strict import dumps_json, parse_json
 
 VALUES = st.recursive(
     st.none()

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 import ptn
 from ptn.cli.main import cli
-from ptn.errors import PtnError
+from ptn.core.errors import PtnError
 from ptn.llm import FAMILIES, HfConfigWarning, from_hf_config
 
 REPO = Path(__file__).resolve().parent.parent

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ptn import members
-from ptn.members import membership_findings, ptg_findings
+from ptn.package.members import membership_findings
+from ptn.program import envelope
+from ptn.program.envelope import ptg_findings
 
 GOOD = b"\x10\x00\x00\x00NPTG" + bytes(56)
 
@@ -32,7 +33,7 @@ def test_ptg_rules(data: bytes, rule: str) -> None:
 
 
 def test_program_over_the_runtime_cap_is_a_warning(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(members, "PTG_MAX_BYTES", 32)
+    monkeypatch.setattr(envelope, "PTG_MAX_BYTES", 32)
     (finding,) = ptg_findings(memoryview(GOOD))
     assert (finding.rule, finding.severity) == ("ptg-too-large", "warning")
 

@@ -190,7 +190,7 @@ def test_the_fast_path_agrees_with_the_slow_one(doc: dict) -> None:
     """Metadata(dict) and Metadata.parse: C-loop pre-check against one value at a time."""
     import json
 
-    from ptn import metadata
+    from ptn.metadata import document as metadata
 
     def both(build: object) -> tuple[tuple[object, ...], tuple[object, ...]]:
         fast = _metadata_outcome(build)

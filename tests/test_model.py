@@ -21,10 +21,10 @@ from hypothesis import given
 from pydantic import ValidationError
 
 import ptn
-from ptn.errors import PtnError
-from ptn.members import METADATA
-from ptn.metadata import Metadata
-from ptn.schemas import load_schema
+from ptn.core.errors import PtnError
+from ptn.core.names import METADATA
+from ptn.core.resources import load_schema
+from ptn.metadata.document import Metadata
 from ptn.testing.strategies import valid_metadata
 from ptn_generated import metadata_model
 from ptn_generated.metadata_model import PtnMetadata

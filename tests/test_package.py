@@ -33,15 +33,15 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import ptn
-import ptn.package
-import ptn.writing
-from ptn.errors import PtnError
-from ptn.members import ALIASES, METADATA, PTG, SAFETENSORS
-from ptn.metadata import Metadata
-from ptn.tensors import DTYPES
+import ptn.package.read
+import ptn.package.write
+from ptn.core.errors import PtnError
+from ptn.core.names import ALIASES, METADATA, PTG, SAFETENSORS
+from ptn.metadata.document import Metadata
+from ptn.package.write import write_atomically
+from ptn.safetensors.tensors import DTYPES
 from ptn.testing.strategies import valid_metadata
-from ptn.writing import write_atomically
-from ptn.zip import ZipWriter
+from ptn.zip.writer import ZipWriter
 
 PROGRAM = b"\x10\x00\x00\x00NPTG" + bytes(56)
 DTYPE_NAMES = sorted(DTYPES)
@@ -583,7 +583,7 @@ def assert_untouched(existing: tuple[Path, bytes, int]) -> None:
 def test_exception_from_the_data_while_streaming(
     existing: tuple[Path, bytes, int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = ptn.writing.tensor_bytes
+    real = ptn.package.write.tensor_bytes
     calls = []
 
     def flaky(array: np.ndarray) -> memoryview:
@@ -592,7 +592,7 @@ def test_exception_from_the_data_while_streaming(
             raise RuntimeError("conversion failed half-way")
         return real(array)
 
-    monkeypatch.setattr(ptn.writing, "tensor_bytes", flaky)
+    monkeypatch.setattr(ptn.package.write, "tensor_bytes", flaky)
     with pytest.raises(PtnError) as raised:
         ptn.save(existing[0], PROGRAM, _constants())
     assert raised.value.rule == "ptn-write-failed"
@@ -607,7 +607,7 @@ def test_keyboard_interrupt_while_streaming(
     def interrupted(array: np.ndarray) -> memoryview:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(ptn.writing, "tensor_bytes", interrupted)
+    monkeypatch.setattr(ptn.package.write, "tensor_bytes", interrupted)
     with pytest.raises(KeyboardInterrupt):
         ptn.save(existing[0], PROGRAM, _constants())
     assert_untouched(existing)
@@ -842,7 +842,9 @@ def test_exception_from_a_lazy_mapping_is_write_failed(existing: tuple[Path, byt
 def test_zip64_forced_at_a_small_threshold(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: int
 ) -> None:
-    monkeypatch.setattr(ptn.writing, "ZipWriter", functools.partial(ZipWriter, zip64_limit=limit))
+    monkeypatch.setattr(
+        ptn.package.write, "ZipWriter", functools.partial(ZipWriter, zip64_limit=limit)
+    )
     constants = _constants()
     constants["alias"] = constants["w0"].copy()
     path = tmp_path / "m.ptn"
@@ -947,13 +949,13 @@ def test_package_keys_and_aliases(package_path: Path) -> None:
 
 def test_constants_mapping_is_lazy(package_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     views: list[str] = []
-    real = ptn.package.tensor_view
+    real = ptn.package.read.tensor_view
 
     def counting(buf: Any, start: int, info: Any) -> np.ndarray:
         views.append(info.key)
         return real(buf, start, info)
 
-    monkeypatch.setattr(ptn.package, "tensor_view", counting)
+    monkeypatch.setattr(ptn.package.read, "tensor_view", counting)
     with ptn.load(package_path) as pkg:
         assert len(pkg.constants) == 4
         assert list(pkg.constants) == ["b", "cache", "w", "w_copy"]
@@ -990,18 +992,18 @@ def test_validation_parses_the_header_once(
 ) -> None:
     """Deep validation reads every entry (the BOOL check): it keeps them from the one
     parse of the header instead of parsing it again."""
-    import ptn.json_strict
+    import ptn.json.strict
 
     path = tmp_path / "p.ptn"
     ptn.save(path, PROGRAM, {"w": np.ones(3, np.float32), "flags": np.array([0, 2], np.uint8)})
-    real, calls = ptn.json_strict._jiter, []
+    real, calls = ptn.json.strict._jiter, []
     assert real is not None
 
     def counting(data: bytes, **options: Any) -> Any:
         calls.append(len(data))
         return real(data, **options)
 
-    monkeypatch.setattr(ptn.json_strict, "_jiter", counting)
+    monkeypatch.setattr(ptn.json.strict, "_jiter", counting)
     assert ptn.validate(path, deep=deep).valid
     assert len(calls) == 1  # no aliases.json, no metadata.json: the header alone
 

@@ -12,7 +12,8 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel, ConfigDict, RootModel, StrictFloat, StrictInt, ValidationError
 
-from ptn import Metadata, model_glue
+from ptn import Metadata
+from ptn.metadata import glue as model_glue
 from ptn_generated.metadata_model import PtnMetadata
 
 

@@ -21,10 +21,10 @@ from hypothesis import HealthCheck, given, settings
 from range_server import Store, serve
 
 import ptn
-from ptn import sources
 from ptn.cli.main import cli
-from ptn.remote import remote_findings
-from ptn.remote_package import RemotePackage
+from ptn.remote import sources
+from ptn.remote.package import RemotePackage
+from ptn.remote.sparse import remote_findings
 from ptn.sources import TransferStats
 from ptn.testing import hostile
 from ptn.testing.fuzz import corpus, mutated
@@ -277,8 +277,8 @@ class _Claims:
 
 
 def test_claimed_sizes_past_the_cap_are_io_errors() -> None:
-    from ptn.errors import PtnIOError
-    from ptn.remote import MAX_REMOTE_SIZE, SparseBuffer
+    from ptn.core.errors import PtnIOError
+    from ptn.remote.sparse import MAX_REMOTE_SIZE, SparseBuffer
 
     with pytest.raises(PtnIOError, match="at most"):
         SparseBuffer(_Claims(2**60))  # type: ignore[arg-type]

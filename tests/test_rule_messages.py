@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from ptn.errors import PtnError
-from ptn.json_strict import MAX_JSON_BYTES, parse_json
-from ptn.metadata import Metadata
+from ptn.core.errors import PtnError
+from ptn.json.strict import MAX_JSON_BYTES, parse_json
+from ptn.metadata.document import Metadata
 
 ANY_TYPE = "use a bool, integer, float, string or a flat list of one of those"
 NAME_RULE = "must be 1..256 bytes of dotted identifiers ([A-Za-z_][A-Za-z0-9_]* joined by '.')"

@@ -7,7 +7,7 @@ import json
 import jsonschema
 import pytest
 
-from ptn.schemas import NAMES, SOURCE_DIR, load_schema
+from ptn.core.resources import NAMES, SOURCE_DIR, load_schema
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -34,7 +34,7 @@ def test_name_pattern_has_no_trailing_newline_hole() -> None:
 
 
 def test_x_ptn_rules_use_the_closed_vocabulary() -> None:
-    from ptn.rules import KIND_CHECKERS
+    from ptn.metadata.rules import KIND_CHECKERS
     from tools.codegen.schema_info import RULE_KINDS
 
     assert set(KIND_CHECKERS) == set(RULE_KINDS)

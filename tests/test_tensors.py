@@ -1,4 +1,4 @@
-"""Tests of ptn.tensors: layout against the safetensors library, one case per rule, fuzzing."""
+"""Tests of ptn.safetensors.tensors: layout against the safetensors library, rules, fuzzing."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ import safetensors.numpy as stnp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ptn import st_header
-from ptn.errors import PtnError
-from ptn.tensors import (
+from ptn.core.errors import PtnError
+from ptn.safetensors import header as st_header
+from ptn.safetensors.tensors import (
     DATA_ALIGNMENT,
     DTYPES,
     MAX_DIM,

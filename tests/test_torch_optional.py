@@ -88,7 +88,7 @@ def test_numpy_save_file_round_trips_and_checks_types(tmp_path: Path) -> None:
 
 
 def test_torch_load_file_is_to_torch_on_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
-    from ptn.package import Package
+    from ptn.package.read import Package
 
     given: dict[str, object] = {"w": object()}
     monkeypatch.setattr(Package, "to_torch", lambda self: given)

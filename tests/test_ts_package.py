@@ -30,11 +30,12 @@ from zipbytes import cd_entries, patch
 
 from ptn.cli.inspect_view import describe
 from ptn.cli.report import json_report
-from ptn.package import load
+from ptn.package.read import load
+from ptn.package.write import save
+from ptn.remote.validate import validate
 from ptn.testing import hostile
-from ptn.validation import validate
-from ptn.writing import save
-from ptn.zip import ZipWriter, read_members
+from ptn.zip import read_members
+from ptn.zip.writer import ZipWriter
 from tools.conformance.runners import TS_DIR
 
 REPO = Path(__file__).resolve().parent.parent

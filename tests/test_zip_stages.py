@@ -14,14 +14,15 @@ import struct
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ptn.buffers import byte_view
-from ptn.errors import Finding
-from ptn.zip import MAX_FINDINGS_PER_RULE, ZipWriter
+from ptn.core.buffers import byte_view
+from ptn.core.errors import Finding
+from ptn.zip import MAX_FINDINGS_PER_RULE
 from ptn.zip.central import read_directory
 from ptn.zip.ends import locate_directory
 from ptn.zip.local import LocalHeader, read_local_header
 from ptn.zip.sink import Sink
 from ptn.zip.structs import U32_MAX
+from ptn.zip.writer import ZipWriter
 from ptn.zip.zip64 import NOTHING, Zip64, resolve_zip64, unicode_extra, zip64_payload
 
 DATA = {"a.bin": bytes(range(256)) * 3, "b.bin": b"xy", "c.bin": b""}

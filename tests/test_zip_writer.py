@@ -20,8 +20,9 @@ import pytest
 from zipbytes import patch
 
 import ptn.zip.writer as writer_module
-from ptn.errors import PtnError
-from ptn.zip import ZipWriter, read_members
+from ptn.core.errors import PtnError
+from ptn.zip import read_members
+from ptn.zip.writer import ZipWriter
 
 STORED, ZIP64 = 20, 45  # APPNOTE 4.4.3: version needed to extract
 UNIX = 3  # APPNOTE 4.4.2: upper byte of "version made by"

@@ -29,8 +29,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 MODULES = {
-    "json_strict": ["ptn/json_strict.py"],
-    "metadata": ["ptn/metadata.py"],
+    "json_strict": ["ptn/json/strict.py"],
+    "metadata": ["ptn/metadata/document.py"],
     "zip": sorted(str(p.relative_to(ROOT)) for p in (ROOT / "ptn" / "zip").glob("*.py")),
 }
 KILLED = {1, 3, 24, -24, 36, 152, 255}  # mutmut's "killed" and "timeout" exit codes

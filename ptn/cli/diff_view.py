@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ptn.cli.report import count, safe
-from ptn.members import PTG
+from ptn.core.names import PTG
 
 MAX_ROWS = 20
 MAX_VALUE_CHARS = 120

@@ -10,9 +10,10 @@ from operator import eq, itemgetter
 from typing import Any, overload
 
 from ptn.cli.report import count, safe
-from ptn.errors import PtnError
-from ptn.members import METADATA, PTG
-from ptn.package import Package
+from ptn.core.errors import PtnError
+from ptn.core.names import METADATA, PTG
+from ptn.package.read import Package
+from ptn_generated.metadata_rules import WELL_KNOWN
 
 
 def _alignment(offset: int) -> int:
@@ -33,8 +34,6 @@ def describe(pkg: Package, *, every_row: bool = True) -> dict[str, Any]:
     sequence whose rows are built when read (``render`` draws a few of 10^5);
     ``--json`` needs each one.
     """
-    from ptn_generated.metadata_rules import WELL_KNOWN
-
     members = [
         {"name": m.name, "header_offset": m.header_offset, "data_offset": m.data_offset,
          "size": m.size, "data_alignment": _alignment(m.data_offset), "crc32": f"{m.crc32:08x}",

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ptn import SPEC_VERSION, __version__
-from ptn.errors import Finding
+from ptn.core.errors import Finding
 
 
 def safe(text: str | None) -> str:

@@ -9,7 +9,8 @@ from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ptn.errors import Finding
+from ptn.core.errors import Finding
+from ptn.remote.batch import check
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -17,9 +18,7 @@ if TYPE_CHECKING:
 
 def check_one(path: str, deep: bool, time_limit: float) -> tuple[str, list[Finding]]:
     """Validate one file; a file that exceeds ``time_limit`` seconds gets ``ptn-timeout``,
-    a crash of ours ``ptn-internal-error`` (``ptn.batch.check``)."""
-    from ptn.batch import check
-
+    a crash of ours ``ptn-internal-error`` (``ptn.remote.batch.check``)."""
     return path, check(path, deep, time_limit)
 
 
@@ -98,7 +97,7 @@ def run_all(
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    import ptn.validation  # noqa: F401  (imported once here: forked workers inherit it)
+    import ptn.remote.validate  # noqa: F401  (imported once here: forked workers inherit it)
 
     workers = min(jobs, len(files))
     pool = ProcessPoolExecutor(max_workers=workers)

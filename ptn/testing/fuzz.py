@@ -31,9 +31,11 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
 import ptn
-from ptn.errors import Finding, PtnError, Report
+from ptn.cli.inspect_view import describe
+from ptn.core.errors import Finding, PtnError, Report
 from ptn.testing import hostile
-from ptn.zip import ZipWriter, read_members
+from ptn.zip import read_members
+from ptn.zip.writer import ZipWriter
 
 PROGRAM = hostile.PROGRAM
 RULE_ID = re.compile(r"(zip|ptn|ptg|st|aliases|json|metadata|llm)-[a-z0-9]+(-[a-z0-9]+)*")
@@ -155,8 +157,6 @@ def check_lenient(path: Path, fast: Report) -> None:
     """``load(strict=False)`` opens anything, carries fast validation's findings, and
     everything it shows reads; what it marks unreadable raises ``PtnError`` only. A path
     that cannot be opened at all (a directory, no permission) stays ``ptn-io-error``."""
-    from ptn.cli.inspect_view import describe
-
     try:
         pkg = ptn.load(path, strict=False)
     except PtnError as err:

@@ -15,7 +15,8 @@ import zipfile
 import zlib
 from collections.abc import Callable
 
-from ptn.json_strict import PARSE_DEPTH_CAP
+from ptn.json.strict import PARSE_DEPTH_CAP
+from ptn.zip.writer import ZipWriter
 
 PROGRAM = b"\x10\x00\x00\x00NPTG" + bytes(56)
 
@@ -106,8 +107,6 @@ def long_int(digits: int) -> bytes:
 
 def package(members: dict[str, bytes]) -> bytes:
     """A ``.ptn`` holding ``program.ptg`` plus ``members`` (name -> bytes)."""
-    from ptn.zip import ZipWriter
-
     out = io.BytesIO()
     with ZipWriter(out) as zw:
         for name, body in {"program.ptg": PROGRAM, **members}.items():

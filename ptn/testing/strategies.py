@@ -21,8 +21,8 @@ except ImportError as err:  # hypothesis is the `testing` extra, not a dependenc
         "ptn.testing needs hypothesis: pip install 'ptn-tools[testing]'", name=err.name
     ) from err
 
-from ptn.limits import INT64_MAX, INT64_MIN
-from ptn.schemas import load_schema
+from ptn.core.limits import INT64_MAX, INT64_MIN
+from ptn.core.resources import load_schema
 
 Doc = dict[str, Any]
 

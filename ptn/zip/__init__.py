@@ -1,4 +1,5 @@
-"""The zip container of a ``.ptn``: a strict reader for untrusted bytes, a streaming writer.
+"""Layer 1, the zip container of a ``.ptn``: a strict reader for untrusted bytes and a writer.
+Uses ptn.core only.
 
 A ``.ptn`` is an uncompressed zip that every zip reader must see the same way,
 so the reader accepts only archives whose every byte is accounted for exactly
@@ -9,14 +10,14 @@ once, and the writer produces exactly such archives. The modules:
   records reporting into one ``sink``: ``ends`` (end records) -> ``central``
   (directory entries, with ``zip64`` values) -> ``local`` (local headers) ->
   ``layout`` (overlaps, gaps); ``check_crc`` is the deep check;
-- ``writer``: ``ZipWriter`` (aligned, reproducible, zip64 when needed);
+- ``writer``: ``ZipWriter`` (aligned, reproducible, zip64 when needed), imported from
+  ``ptn.zip.writer`` by writers only: validating never loads it (start-up cost);
 - ``inflate``: a deflated member's content in bounded pieces (for ``ptn repack``).
 """
 
 from ptn.zip.reader import CRC_CHUNK, check_crc, read_members
 from ptn.zip.sink import MAX_FINDINGS_PER_RULE
 from ptn.zip.structs import ALIGN_EXTRA_ID, ALIGNMENT, MAX_MEMBERS, ZIP64_LIMIT, Member
-from ptn.zip.writer import ZipWriter
 
 __all__ = [
     "ALIGNMENT",
@@ -26,7 +27,6 @@ __all__ = [
     "MAX_MEMBERS",
     "ZIP64_LIMIT",
     "Member",
-    "ZipWriter",
     "check_crc",
     "read_members",
 ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ptn.errors import PtnError
+from ptn.core.errors import PtnError
 from ptn.zip.sink import Sink
 from ptn.zip.structs import (
     EOCD,

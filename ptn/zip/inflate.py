@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 
 from isal import isal_zlib
 
-from ptn.buffers import byte_view
-from ptn.errors import PtnError
+from ptn.core.buffers import byte_view
+from ptn.core.errors import PtnError
 from ptn.zip.structs import METHOD_DEFLATE, Member
 
 if TYPE_CHECKING:

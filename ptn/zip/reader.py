@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING
 
 from isal import isal_zlib
 
-from ptn.buffers import byte_view
-from ptn.errors import Finding
+from ptn.core.buffers import byte_view
+from ptn.core.errors import Finding
 from ptn.zip.central import CentralEntry, read_directory
 from ptn.zip.ends import locate_directory
 from ptn.zip.layout import check_layout
@@ -146,7 +146,7 @@ def _fault(e: CentralEntry) -> str | None:
 def check_crc(buf: Buffer, member: Member, *, chunk_size: int = CRC_CHUNK) -> Finding | None:
     """Deep check: the CRC-32 of ``member``'s stored data against the directory's, in chunks.
 
-    Callers pick the members (``ptn.validation.crc_targets``): one whose stored
+    Callers pick the members (``ptn.package.validate.crc_targets``): one whose stored
     bytes are not its content would mismatch falsely.
     """
     view = memoryview(buf)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ptn.errors import MAX_FINDINGS_PER_RULE, Finding, Severity
+from ptn.core.errors import MAX_FINDINGS_PER_RULE, Finding, Severity
 
 
 class Sink:

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from isal import isal_zlib
 
-from ptn.buffers import byte_view
-from ptn.errors import PtnError
+from ptn.core.buffers import byte_view
+from ptn.core.errors import PtnError
 from ptn.zip.structs import (
     ALIGN_EXTRA_ID,
     ALIGNMENT,

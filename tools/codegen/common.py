@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ptn.limits import INT64_MAX, INT64_MIN
+from ptn.core.limits import INT64_MAX, INT64_MIN
 from tools.codegen.schema_info import SchemaInfo, WellKnown
 from tools.codegen.spec_table import KIND_LABELS, constraint_text
 
@@ -68,7 +68,7 @@ def float_bounds(w: WellKnown) -> tuple[float | None, float | None]:
 def enum_members(w: WellKnown) -> tuple[Any, ...] | None:
     """The enum as values of the name's item kind; members no item can equal are dropped.
 
-    Equality is Python's (5 == 5.0, True == 1), as in ptn.metadata.
+    Equality is Python's (5 == 5.0, True == 1), as in ptn.metadata.document.
     """
     if w.enum is None:
         return None

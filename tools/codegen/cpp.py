@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ptn.limits import INT64_MIN
+from ptn.core.limits import INT64_MIN
 from tools.codegen.common import (
     SCHEMA_SOURCE,
     base_kind,

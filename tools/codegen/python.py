@@ -39,7 +39,7 @@ DATAMODEL_OPTIONS = (
     "--use-union-operator",
     *("--formatters", "builtin"),
     *("--enum-field-as-literal", "all"),
-    *("--base-class", "ptn.model_glue.StrictModel"),
+    *("--base-class", "ptn.metadata.glue.StrictModel"),
     "--collapse-root-models",
     "--use-type-alias",
     "--use-inline-field-description",
@@ -92,7 +92,7 @@ def _method_name(rule_id: str) -> str:
 def _rule_validator(rule: dict[str, Any]) -> list[str]:
     """One ``x-ptn-rules`` entry as a model validator of the generated class.
 
-    The rule's meaning is ptn.rules' checker for its kind (shared with ptn.Metadata,
+    The rule's meaning is ptn.metadata.rules' checker for its kind (shared with ptn.Metadata,
     so verdicts and messages agree); the generated code only says which names it binds.
     """
     items = {k: tuple(v) if isinstance(v, list) else v for k, v in rule.items() if k != "why"}
@@ -125,7 +125,7 @@ def with_rules_and_docstring(model: str, info: SchemaInfo, description: str) -> 
     out = [
         *lines[:last_import],
         "from pydantic import model_validator",
-        "from ptn.model_glue import check_rule",
+        "from ptn.metadata.glue import check_rule",
         *lines[last_import:body_start],
         *[f"    {line}".rstrip() for line in f'"""{doc}\n"""'.splitlines()],
         "",
@@ -137,7 +137,7 @@ def with_rules_and_docstring(model: str, info: SchemaInfo, description: str) -> 
 
 
 def emit_rules_module(info: SchemaInfo, source: str) -> str:
-    """The tables ptn.metadata and ptn.rules interpret: nothing here is hand-restated."""
+    """The tables ptn.metadata.document and ptn.metadata.rules interpret, none hand-restated."""
     lines = [
         header("#", f"schema/{source}"),
         '"""Name grammar, well-known names and cross-field rules of the metadata schema."""\n',

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ptn.limits import INT64_MAX
+from ptn.core.limits import INT64_MAX
 from tools.codegen.schema_info import SchemaInfo, WellKnown
 
 BEGIN = (

@@ -33,7 +33,8 @@ import numpy as np
 
 import ptn
 from ptn.testing import hostile
-from ptn.zip import MAX_MEMBERS, ZipWriter
+from ptn.zip import MAX_MEMBERS
+from ptn.zip.writer import ZipWriter
 from tools import REPO_ROOT
 
 VECTORS = REPO_ROOT / "tests" / "vectors" / "packages"

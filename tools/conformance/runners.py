@@ -33,8 +33,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ptn.errors import PtnError
-from ptn.metadata import Metadata
+from ptn.core.errors import PtnError
+from ptn.metadata.document import Metadata
 from tools import REPO_ROOT
 
 GENERATED = REPO_ROOT / "generated"
@@ -73,7 +73,7 @@ def run_python(files: Sequence[str]) -> str:
 
 def run_python_packages(files: Sequence[str]) -> str:
     """ptn.validate, fast then deep, in this process."""
-    from ptn.validation import validate
+    from ptn.remote.validate import validate
 
     out = []
     for path in files:

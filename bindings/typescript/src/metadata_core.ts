@@ -3,7 +3,7 @@
 // Nothing here names a well-known name or a rule: metadata.ts (generated from
 // schema/metadata.schema.json) passes the name grammar, the well-known names and the
 // x-ptn-rules in as tables, and derives Metadata with one accessor per name. The checks
-// run in the order of the Python reference (ptn.metadata): top-level object, then per
+// run in the order of the Python reference (ptn.metadata.document): top-level object, then per
 // name in document order its grammar and its value, then the well-known names in schema
 // order, then the x-ptn-rules in schema order.
 

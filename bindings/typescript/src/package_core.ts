@@ -52,7 +52,7 @@ function fromError(err: PtnError, member?: string): RawFinding {
 }
 
 /** At most 100 findings per (rule, severity) and 1,000 in all, then one summary per cut rule
- * (ptn.errors.FindingBudget). */
+ * (ptn.core.errors.FindingBudget). */
 class Budget {
   readonly kept: RawFinding[] = [];
   readonly #listed = new Map<string, number>();
@@ -257,7 +257,7 @@ function offsetsOf(value: JsonValue | undefined): [bigint, bigint] | null {
   return [begin, end];
 }
 
-/** Validate the safetensors header (ptn.st_header.read_header); throws PtnError when none can be read. */
+/** Validate the safetensors header (ptn.safetensors.header.read_header); throws PtnError when none can be read. */
 async function readHeader(
   r: Reader,
   m: Member,
@@ -376,7 +376,7 @@ async function jsonBytes(r: Reader, m: Member): Promise<Uint8Array> {
   return r.bytes(m.dataOffset, m.size);
 }
 
-/** aliases.json against the safetensors keys (ptn.aliases.read_aliases); null: they are
+/** aliases.json against the safetensors keys (ptn.safetensors.aliases.read_aliases); null: they are
  * unknown (the header could not be read), so owners and shadowing are not checked. */
 async function readAliases(
   r: Reader,
@@ -486,7 +486,7 @@ async function boolFindings(
 const NOT_KEY_BREAKING = new Set(["st-offsets-gap"]);
 
 /** Constant keys that an error of program.safetensors or aliases.json names, each with its
- * first such finding (ptn.validation.broken_keys): the first token of the pointer. */
+ * first such finding (ptn.package.validate.broken_keys): the first token of the pointer. */
 function brokenKeys(findings: readonly RawFinding[]): Map<string, RawFinding> {
   const broken = new Map<string, RawFinding>();
   for (const f of findings) {

@@ -3,7 +3,7 @@
 // JSON.parse cannot see duplicate names, number token kinds or integers beyond 2^53, so
 // this is a small tokenizer of its own. Integer tokens become `bigint`, float tokens
 // `number`; objects become `Map`s in document order. The rules are checked exactly as
-// the Python reference (ptn.json_strict) does, including which rule wins:
+// the Python reference (ptn.json.strict) does, including which rule wins:
 //   1. json-too-large, json-bom, json-invalid-utf8 (the whole document, before parsing);
 //   2. while parsing, in document order: json-syntax, json-nonfinite-literal, an integer
 //      token of more than 4300 digits (json-number-overflow), json-duplicate-name (when

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated, Dict, Literal
 
-from ptn.model_glue import FiniteFloat, StrictModel
+from ptn.metadata.glue import FiniteFloat, StrictModel
 from pydantic import (
     ConfigDict,
     Field,
@@ -17,7 +17,7 @@ from pydantic import (
 )
 from typing_extensions import TypeAliasType
 from pydantic import model_validator
-from ptn.model_glue import check_rule
+from ptn.metadata.glue import check_rule
 
 GetEosId = TypeAliasType(
     "GetEosId", Annotated[StrictInt, Field(ge=0, le=9223372036854775807)]

@@ -1,7 +1,7 @@
 // Strict JSON (spec section 8) for the ptn C++ binding: a validating pass over the bytes.
 //
 // nlohmann/json then builds the values (ptn/metadata_core.hpp); this pass decides every
-// json-* rule first, exactly as the Python reference (ptn.json_strict) does, including
+// json-* rule first, exactly as the Python reference (ptn.json.strict) does, including
 // which rule wins when several apply:
 //   1. json-too-large, json-bom, json-invalid-utf8 (the whole document, before parsing);
 //   2. while parsing, in document order: json-syntax, json-nonfinite-literal, an integer

@@ -1,0 +1,235 @@
+"""The commands that write: ``ptn metadata get|set|unset|import-hf`` and ``ptn repack``.
+
+Every write is one transaction of ptn.package.edit; these commands parse the arguments
+and report what was written. Library layers are imported inside each command, not at
+the top: a command pays only for what it uses (start-up cost, bench/bench_startup.py).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import warnings
+from collections.abc import Sequence
+
+import click
+
+from ptn.cli.common import UsageProblem, checked, open_or_exit, transaction
+
+
+@click.group()
+def metadata() -> None:
+    """Read and edit metadata.json without re-exporting the model."""
+
+
+@metadata.command("get")
+@click.argument("path", type=click.Path(dir_okay=False))
+@click.argument("name", required=False)
+@click.option("--raw", is_flag=True, help="Print a string value without JSON quotes.")
+# ptn 0.1's flag for what is now the default output; kept so scripts do not break.
+@click.option("--json", "_json", is_flag=True, hidden=True)
+def metadata_get(path: str, name: str | None, raw: bool, _json: bool) -> None:
+    """Print all metadata as a JSON object, or the value of NAME as a JSON literal.
+
+    The literal is what `ptn metadata set` accepts: 8192, true, "tiny", [512,0].
+    It works whenever metadata.json parses, even in an invalid package (values that
+    break a rule are printed as they are, and a note says the package is invalid).
+    """
+    from ptn.cli.report import count, safe
+
+    def read(pkg):  # type: ignore[no-untyped-def]
+        return pkg.raw_metadata(), len(pkg.report.errors)
+
+    values, errors = open_or_exit(path, read, strict=False)
+    values = values or {}
+    if errors:
+        click.echo(
+            f"note: {safe(path)} is invalid ({count(errors, 'error')}); "
+            "`ptn inspect` or `ptn validate` lists them",
+            err=True,
+        )
+    if name is None:
+        click.echo(json.dumps(values, indent=2, sort_keys=True, ensure_ascii=True))
+        return
+    if name not in values:
+        click.echo(f"{safe(path)}: no metadata named {safe(name)!r}", err=True)
+        sys.exit(1)
+    value = values[name]
+    if isinstance(value, str) and raw:
+        click.echo(safe(value))
+    else:
+        click.echo(json.dumps(value, ensure_ascii=True))
+
+
+@metadata.command("set")
+@click.argument("path", type=click.Path(dir_okay=False))
+@click.argument("assignments", nargs=-1, metavar="NAME=VALUE...")
+@click.option(
+    "--from-json",
+    "from_json",
+    type=click.File("rb"),
+    help="Merge the names of this JSON object file.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="Write the result here instead of in place.",
+)
+def metadata_set(path: str, assignments: Sequence[str], from_json, output: str | None) -> None:  # type: ignore[no-untyped-def]
+    """Set names; VALUE is a JSON literal: n=8192, name='"tiny"', w='[512,0]'.
+
+    The result is validated before anything is written; the rewrite is atomic.
+    """
+    from ptn.json.strict import parse_json
+
+    updates: dict[str, object] = {}
+    if from_json is not None:
+        loaded = checked(from_json.name, lambda: parse_json(from_json.read()))
+        if not isinstance(loaded, dict):
+            raise UsageProblem("--from-json must hold a JSON object")
+        updates.update(loaded)
+    for item in assignments:
+        name, value = _assignment(item)
+        updates[name] = value
+    if not updates:
+        raise UsageProblem("nothing to set: give NAME=VALUE or --from-json FILE")
+    _rewrite(path, output, lambda values: {**values, **updates})
+
+
+def _assignment(item: str) -> tuple[str, object]:
+    """``NAME=VALUE`` with VALUE parsed as a JSON literal; a malformed one is a usage error."""
+    import shlex
+
+    from ptn.cli.report import safe
+    from ptn.core.errors import PtnError
+    from ptn.json.strict import parse_json
+
+    name, eq, literal = item.partition("=")
+    if not eq or not name:
+        raise UsageProblem(f"{safe(item)!r} is not NAME=VALUE (for example n=8192)")
+    try:
+        return name, parse_json(literal.encode("utf-8", "surrogateescape"))
+    except PtnError as err:
+        # The usual slip is a bare string: show the quoting that works in a shell.
+        quoted = shlex.quote(f"{name}={json.dumps(literal, ensure_ascii=True)}")
+        raise UsageProblem(
+            f"value of {safe(name)}: {err.rule} {safe(err.message)}\n"
+            f"hint: VALUE is a JSON literal; for a string write {safe(quoted)} "
+            "(numbers, booleans and lists are written as they are: n=8192, flag=true, w='[512,0]')"
+        ) from None
+
+
+@metadata.command("unset")
+@click.argument("path", type=click.Path(dir_okay=False))
+@click.argument("names", nargs=-1, required=True)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="Write the result here instead of in place.",
+)
+def metadata_unset(path: str, names: Sequence[str], output: str | None) -> None:
+    """Remove names (removing the last one removes metadata.json).
+
+    A name that is not there is an error, and nothing is written.
+    """
+    from ptn.core.errors import PtnError
+
+    def remove(values: dict[str, object]) -> dict[str, object]:
+        missing = [n for n in names if n not in values]
+        if missing:
+            raise PtnError(
+                "metadata-missing-name",
+                f"no metadata named {', '.join(map(repr, missing))}; nothing was written",
+                member="metadata.json",
+            )
+        return {k: v for k, v in values.items() if k not in names}
+
+    _rewrite(path, output, remove)
+
+
+@metadata.command("import-hf")
+@click.argument("config", type=click.Path(), metavar="CONFIG.json")
+@click.argument("path", type=click.Path(dir_okay=False), metavar="MODEL.ptn")
+@click.option(
+    "--max-context-len",
+    type=click.IntRange(min=1),
+    help="KV-cache capacity of the program (default: max_position_embeddings).",
+)
+@click.option(
+    "--dry-run", is_flag=True, help="Print the metadata that would be written; write nothing."
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="Write the result here instead of in place.",
+)
+def metadata_import_hf(
+    config: str, path: str, max_context_len: int | None, dry_run: bool, output: str | None
+) -> None:
+    """Merge LLM metadata derived from a Hugging Face config.json (or model directory).
+
+    Windows, KV heads and head dims per cache, token ids, vocabulary, context length and
+    RoPE facts, by the table in docs/hf-config.md; derived names replace existing ones.
+    What cannot be derived is left out with a warning; conflicting fields are an error.
+    """
+    from ptn.cli.report import safe
+    from ptn.metadata.document import Metadata
+    from ptn.metadata.hf import HfConfigWarning, from_hf_config
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", HfConfigWarning)
+        derived = checked(config, lambda: from_hf_config(config, max_context_len=max_context_len))
+    for warning in caught:
+        click.echo(f"warning: {safe(config)}: {safe(str(warning.message))}", err=True)
+    if not dry_run:
+        _rewrite(path, output, lambda values: {**values, **derived})
+        return
+    from ptn.package.edit import metadata_to_edit
+
+    current = open_or_exit(path, metadata_to_edit, strict=False)
+    merged = {**current, **derived}
+    merged = checked(path, lambda: Metadata(merged).to_dict())
+    click.echo(json.dumps(merged, indent=2, sort_keys=True, ensure_ascii=True))
+
+
+def _rewrite(path: str, output: str | None, change) -> None:  # type: ignore[no-untyped-def]
+    """Run one metadata edit transaction (ptn.package.edit.edit_metadata) and report it."""
+    from ptn.cli.report import count
+    from ptn.package.edit import edit_metadata
+
+    transaction(
+        path,
+        output,
+        lambda: edit_metadata(path, change, output),
+        lambda new: count(len(new or ()), "metadata name"),
+    )
+
+
+@click.command()
+@click.argument("path", type=click.Path(dir_okay=False), metavar="IN")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="Write the result here instead of in place.",
+)
+def repack(path: str, output: str | None) -> None:
+    """Rewrite a package in canonical form: stored, 64-aligned, members in spec order.
+
+    Inflates deflated members (never past their declared size), realigns packages from
+    other writers, keeps every byte of content, and validates the result before it
+    replaces anything: a package that would still be invalid is refused, unchanged.
+    Same content, same bytes. Exit status: 0 written, 1 refused, 2 I/O problem.
+    """
+    from collections import Counter
+
+    from ptn.package.edit import repack as repack_package
+
+    def fixed(findings):  # type: ignore[no-untyped-def]
+        counts = sorted(Counter(f.rule for f in findings).items())
+        return "fixed: " + (", ".join(f"{rule} x{n}" for rule, n in counts) or "already canonical")
+
+    transaction(path, output, lambda: repack_package(path, output), fixed)

@@ -1,0 +1,217 @@
+"""The commands that read: ``ptn validate``, ``ptn inspect`` and ``ptn diff``.
+
+Library layers are imported inside each command, not at the top: a command pays
+only for what it uses, so `ptn validate` starts fast (bench/bench_startup.py).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from typing import Any
+
+import click
+
+from ptn.cli.common import (
+    UsageProblem,
+    mention_stale_temp_files,
+    open_or_exit,
+    stderr_console,
+)
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True, metavar="PATH|URL...")
+@click.option(
+    "--json", "as_json", is_flag=True, help="One JSON report (schema: `ptn schema report`)."
+)
+@click.option("--fast", is_flag=True, help="Headers only: skip the CRC-32 of every member.")
+@click.option("--strict", is_flag=True, help="Treat warnings as errors.")
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Worker processes (default: number of CPUs; more than 4x that is a usage error).",
+)
+@click.option(
+    "--time-limit",
+    type=click.FloatRange(min=0.1),
+    default=120.0,
+    show_default=True,
+    # \b: click rewraps help at hyphens, and a rule id must stay whole to be searched for.
+    help="\b\nSeconds per file before it is\nreported as ptn-timeout.",
+)
+@click.option(
+    "--stats", is_flag=True, help="Print the bytes and requests each URL took (on stderr)."
+)
+def validate(
+    paths: Sequence[str],
+    as_json: bool,
+    fast: bool,
+    strict: bool,
+    jobs: int | None,
+    time_limit: float,
+    stats: bool,
+) -> None:
+    """Check packages against spec.md. PATH is a file or a directory (searched for *.ptn).
+
+    A URL (https://host/model.ptn, or s3:// gs:// hf:// with ptn-tools[remote]) is read
+    by range requests: --fast fetches only what the checks read.
+
+    Exit status: 0 all valid, 1 some invalid, 2 usage or I/O problem.
+    """
+    from ptn.cli.report import apply_strict, dumps_report, is_valid, safe, text_report
+    from ptn.cli.runner import default_jobs, find_packages, max_jobs, run_all
+    from ptn.core.errors import Finding
+
+    if jobs is not None and jobs > max_jobs():
+        raise UsageProblem(
+            f"-j {jobs} is more than {max_jobs()} (4 per CPU, {default_jobs()} CPUs): each "
+            "worker holds a file in memory; use at most that many"
+        )
+    from ptn.remote.sources import is_url
+
+    files, problems = find_packages([p for p in paths if not is_url(p)])
+    urls = [p for p in paths if is_url(p)]
+    for path, problem in problems:
+        click.echo(f"ptn validate: {safe(path)}: {problem}", err=True)
+    jobs = jobs or default_jobs()
+    results = []
+    show_progress = sys.stderr.isatty() and len(files) >= 4
+    if show_progress:
+        from rich.progress import Progress
+
+        with Progress(transient=True, console=stderr_console()) as bar:
+            task = bar.add_task("validating", total=len(files))
+            for path, findings in run_all(
+                files, not fast, jobs, time_limit, lambda: bar.advance(task)
+            ):
+                results.append((path, apply_strict(findings, strict)))
+    else:
+        for path, findings in run_all(files, not fast, jobs, time_limit):
+            results.append((path, apply_strict(findings, strict)))
+    if urls:
+        from ptn.remote.batch import run_urls
+
+        for url, findings, transfer in run_urls(urls, not fast, jobs, time_limit):
+            results.append((url, apply_strict(findings, strict)))
+            if stats:
+                click.echo(
+                    f"ptn validate: {safe(url)}: fetched {transfer.bytes} bytes in "
+                    f"{transfer.requests} requests",
+                    err=True,
+                )
+    if as_json:  # the document itself says why the exit status is 2
+        unchecked = [
+            (path, [Finding("ptn-io-error", "error", None, None, problem)])
+            for path, problem in problems
+        ]
+        click.echo(dumps_report(results + unchecked))
+    else:
+        click.echo(text_report(results, colour=sys.stdout.isatty()))
+    mention_stale_temp_files(files)
+    not_verdicts = {"ptn-io-error", "ptn-internal-error"}  # exit 2: the file was not checked
+    io_error = any(f.rule in not_verdicts for _, fs in results for f in fs)
+    if problems or io_error:
+        sys.exit(2)
+    sys.exit(0 if all(is_valid(fs) for _, fs in results) else 1)
+
+
+@click.command()
+@click.argument("path", type=click.Path(dir_okay=False), metavar="PATH|URL")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option(
+    "--all", "show_all", is_flag=True, help="List every row of long tables (default: ends)."
+)
+def inspect(path: str, as_json: bool, show_all: bool) -> None:
+    """Show a package's members, program, tensors and metadata.
+
+    A URL is fetched by ranges. An invalid package is shown too: everything
+    that can be read, what cannot (and why), and every finding. Long tables
+    show their first and last rows, the count of the others and the constants
+    by dtype; --all lists every row (--json always has every row). Exit
+    status: 0 valid, 1 invalid, 2 I/O problem.
+    """
+    from ptn.cli.inspect_view import describe, render, write_json
+    from ptn.core.gcpause import gc_paused
+    from ptn.safetensors.header import whole_listing
+
+    # whole_listing: every entry is read (totals by dtype), so the header is parsed once
+    with gc_paused(), whole_listing():  # a row per constant: 10^5 dicts, never garbage
+        info = open_or_exit(path, lambda pkg: describe(pkg, every_row=as_json), strict=False)
+        if as_json:
+            write_json(info, sys.stdout.write)
+        else:
+            render(info, show_all)
+        valid = info["valid"]
+        del info  # freed by reference counts while paused: the collector never walks the rows
+    sys.exit(0 if valid else 1)
+
+
+@click.command()
+@click.argument("old", type=click.Path(dir_okay=False), metavar="A")
+@click.argument("new", type=click.Path(dir_okay=False), metavar="B")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Every difference as one JSON document (schema: `ptn schema diff`).",
+)
+@click.option(
+    "--values",
+    is_flag=True,
+    help="Also the largest absolute difference of each changed floating-point constant.",
+)
+def diff(old: str, new: str, as_json: bool, values: bool) -> None:
+    """Compare package A with B: members, program, constants, aliases, metadata.
+
+    Constants are compared byte for byte in bounded chunks, never loaded whole.
+    Exit status: 0 equal, 1 different, 2 usage or I/O problem or an invalid package.
+    """
+    from ptn.cli.diff_view import dumps_diff, text_diff
+    from ptn.cli.report import finding_line, safe
+    from ptn.core.errors import PtnError
+    from ptn.package.diff import compare
+    from ptn.package.read import load
+
+    with _diff_progress() as progress, ExitStack() as stack:
+        opened = []
+        for label, path in (("A", old), ("B", new)):
+            try:
+                opened.append(stack.enter_context(load(path)))
+            except PtnError as err:
+                click.echo(finding_line(path, err.to_finding(), colour=False), err=True)
+                what = "cannot be read" if err.rule == "ptn-io-error" else "is not a valid package"
+                click.echo(f"ptn diff: {label} ({safe(path)}) {what}", err=True)
+        if len(opened) < 2:
+            sys.exit(2)
+        info = compare(opened[0], opened[1], values=values, progress=progress).to_json()
+    click.echo(dumps_diff(info) if as_json else text_diff(info, colour=sys.stdout.isatty()))
+    sys.exit(0 if info["equal"] else 1)
+
+
+PROGRESS_MIN_BYTES = 256 << 20
+"""`ptn diff` shows a progress bar (on a terminal) when it reads at least this much."""
+
+
+@contextmanager
+def _diff_progress() -> Iterator[Callable[[int, int], None] | None]:
+    """A ``progress(done, total)`` drawing a transient bar on stderr once total is large."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.progress import Progress
+
+    with ExitStack() as stack:
+        bar: list[tuple[Progress, Any]] = []
+
+        def advance(done: int, total: int) -> None:
+            if not bar and total >= PROGRESS_MIN_BYTES:
+                shown = stack.enter_context(Progress(transient=True, console=stderr_console()))
+                bar.append((shown, shown.add_task("comparing", total=total)))
+            for shown, task in bar:
+                shown.update(task, completed=done, total=total)
+
+        yield advance

@@ -1,0 +1,81 @@
+"""The commands that hand out what the wheel ships: ``ptn bindings`` and ``ptn schema``
+(and ``ptn codegen``, hidden, which points developers at ``python -m tools.codegen``).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from ptn.cli.common import UsageProblem
+from ptn.core.resources import NAMES
+
+
+@click.command(
+    hidden=True, context_settings={"ignore_unknown_options": True, "allow_extra_args": True}
+)
+@click.pass_context
+def codegen(ctx: click.Context) -> None:
+    """Moved to a developer tool: run it from a source checkout, else say where it went."""
+    import subprocess
+    from pathlib import Path
+
+    if (Path("tools") / "codegen" / "__main__.py").is_file() and Path("schema").is_dir():
+        # In a checkout: the habit `ptn codegen [--check]` still works.
+        sys.exit(subprocess.run([sys.executable, "-m", "tools.codegen", *ctx.args]).returncode)
+    raise UsageProblem(
+        "`ptn codegen` is now `python -m tools.codegen [--check]`, run in a source checkout; "
+        "`ptn bindings cpp|typescript DIR` writes the C++ and TypeScript bindings anywhere"
+    )
+
+
+_BUILD_HINTS = {
+    "cpp": "compile with: g++ -std=c++17 -I {dir}/include ... (needs nlohmann/json 3.x)",
+    "typescript": "build with: cd {dir} && npm ci && npx tsc   (Node.js >= 20; writes dist/)",
+}
+
+
+@click.command()
+@click.argument("language", type=click.Choice(sorted(_BUILD_HINTS)))
+@click.argument("directory", type=click.Path(file_okay=False))
+@click.option("--force", is_flag=True, help="Replace files in DIRECTORY whose content differs.")
+def bindings(language: str, directory: str, force: bool) -> None:
+    """Write the C++ or TypeScript metadata binding into DIRECTORY.
+
+    The sources (header-only C++17, or an npm package) ship with ptn: the same files as the
+    repository's generated/cpp/ or generated/typescript/. Other files in DIRECTORY are left alone.
+    """
+    import shlex
+
+    from ptn.cli.report import safe
+    from ptn.core.resources import binding_files
+
+    root = Path(directory)
+    files = {root / rel: data for rel, data in binding_files(language).items()}
+    try:
+        differ = [p for p, data in files.items() if p.exists() and not _holds(p, data)]
+        if differ and not force:
+            more = f" (and {len(differ) - 1} more)" if len(differ) > 1 else ""
+            raise UsageProblem(f"{safe(str(differ[0]))}{more} exists and differs; --force replaces")
+        for path, data in files.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+    except OSError as err:
+        raise UsageProblem(f"cannot write into {safe(directory)}: {err}") from None
+    click.echo(f"wrote {len(files)} files into {safe(directory)}")
+    click.echo(_BUILD_HINTS[language].format(dir=safe(shlex.quote(directory))))
+
+
+def _holds(path: Path, data: bytes) -> bool:
+    return path.is_file() and path.read_bytes() == data
+
+
+@click.command()
+@click.argument("name", type=click.Choice(NAMES), default="metadata")
+def schema(name: str) -> None:
+    """Print a bundled JSON Schema (for check-jsonschema, ajv, IDEs)."""
+    from ptn.core.resources import schema_text
+
+    click.echo(schema_text(name), nl=False)

@@ -1,0 +1,55 @@
+"""torch interop: safetensors-style ``load_file``/``save_file``, and the array converters.
+
+torch is optional: importing this module does not import it; each call that
+needs it imports it then, and says how to install it if it is missing.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from ptn.interop.numpy import check_tensors
+from ptn.package.read import load
+from ptn.package.write import save
+from ptn.safetensors.frameworks import to_numpy, to_torch, torch_module
+
+if TYPE_CHECKING:
+    from ptn.metadata.document import Metadata
+    from ptn_generated.metadata_model import PtnMetadata
+
+__all__ = ["load_file", "save_file", "to_numpy", "to_torch"]
+
+
+def load_file(path: str | os.PathLike[str], device: Any = "cpu") -> dict[str, Any]:
+    """Every constant of the package at ``path`` as a torch tensor, like safetensors'.
+
+    On CPU the tensors share the file's mapping (``Package.to_torch``), so nothing
+    is read until touched; another ``device`` ("cuda:0", a ``torch.device``, an
+    index) gets a copy there (``.to(device)``).
+    The package is checked as ``ptn.load`` checks it (fast mode) first.
+    """
+    with load(path) as pkg:
+        tensors = pkg.to_torch()
+    if str(device) == "cpu":
+        return tensors
+    return {key: tensor.to(device) for key, tensor in tensors.items()}
+
+
+def save_file(
+    tensors: Mapping[str, Any],
+    path: str | os.PathLike[str],
+    *,
+    program: bytes | bytearray | memoryview,
+    metadata: Mapping[str, Any] | Metadata | PtnMetadata | None = None,
+    mutable_keys: Iterable[str] = (),
+) -> None:
+    """Write torch tensors as a package, like safetensors' ``save_file`` plus the program.
+
+    ``ptn.save`` does the work: same validation, deduplication and atomic write.
+    """
+    check_tensors(
+        tensors, torch_module().Tensor, "torch.Tensor", "ptn.numpy.save_file takes arrays"
+    )
+    save(path, program, tensors, metadata, mutable_keys)

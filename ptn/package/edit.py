@@ -1,0 +1,206 @@
+"""``ptn.edit_metadata`` and ``ptn.repack``: transactions on one open package.
+
+Each holds the package's lock, reads and validates from one descriptor, copies the
+members it keeps from that same descriptor (kernel copy, CRC-32 kept), validates the
+result and renames it into place only if the path still names the file it read.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from ptn.core.buffers import close_mapping, map_fd
+from ptn.core.errors import Finding, InvalidPackageError, PtnError
+from ptn.core.names import ALIASES, KNOWN, METADATA, PTG, SAFETENSORS
+from ptn.metadata.document import Metadata
+from ptn.package.atomic import EditSource, edit_lock, replace_file
+from ptn.package.read import Package
+from ptn.package.write import (
+    CopiedData,
+    MemberSource,
+    check_written,
+    metadata_to_write,
+    write_atomically,
+    write_failed,
+)
+from ptn.zip import Member, read_members
+from ptn.zip.inflate import inflate
+from ptn.zip.writer import ZipWriter
+
+if TYPE_CHECKING:
+    from ptn_generated.metadata_model import PtnMetadata
+
+
+def rewrite_metadata(
+    path: str | os.PathLike[str],
+    metadata: Mapping[str, Any] | Metadata | PtnMetadata | None,
+    output: str | os.PathLike[str] | None = None,
+) -> None:
+    """Replace a package's metadata (None removes it); see ``edit_metadata``."""
+    edit_metadata(path, lambda _old: metadata, output)
+
+
+def edit_metadata(
+    path: str | os.PathLike[str],
+    change: Callable[[dict[str, Any]], Mapping[str, Any] | Metadata | PtnMetadata | None],
+    output: str | os.PathLike[str] | None = None,
+) -> Metadata | None:
+    """Edit a package's metadata as one transaction; returns the metadata written.
+
+    ``change`` gets the current metadata (a dict, empty when there is none) and
+    returns the new one. Under the package's lock: the file is validated, the
+    change applied and validated, every other member copied from the same
+    open file (kernel copy, CRC-32 kept), and the result renamed into place
+    (to ``output`` when given) only if the package is still the file that was
+    read; else ``ptn-concurrent-modification`` and nothing is written. Edits by
+    other ptn processes wait for the lock, so none is lost. The new metadata may
+    be a mapping, a ``Metadata`` or a ``ptn.PtnMetadata``.
+    """
+    with edit_lock(path) as source, Package(source.path, strict=False, _fd=source.fd) as pkg:
+        meta = metadata_to_write(change(metadata_to_edit(pkg)))
+        members: list[MemberSource] = []
+        for name in (PTG, SAFETENSORS, ALIASES):
+            m = pkg.members.get(name)
+            if m is not None:
+                members.append((name, CopiedData(source.fd, m.data_offset, m.crc32), m.size))
+        if meta is not None:
+            members.append((METADATA, [meta.dumps()], -1))
+        in_place = output is None or _same_file(output, source)
+        write_atomically(
+            source.path if in_place else output,  # type: ignore[arg-type]
+            members,
+            before_rename=source.check_unchanged,
+            check_result=True,
+        )
+    return meta
+
+
+def metadata_to_edit(pkg: Package) -> dict[str, Any]:
+    """The metadata an edit starts from (as parsed, even if it breaks rules; {} if none).
+
+    An edit replaces metadata.json only, so any error elsewhere stops it here,
+    before it starts (``InvalidPackageError`` listing those errors).
+    """
+    _refuse_unless_metadata_only(pkg)
+    return pkg.raw_metadata() or {}
+
+
+def _refuse_unless_metadata_only(pkg: Package) -> None:
+    others = [
+        f
+        for f in pkg.findings
+        if f.severity == "error" and (f.member != METADATA or f.rule.startswith("zip-"))
+    ]
+    if others:
+        first = others[0]
+        raise InvalidPackageError(
+            others,
+            f"{first.message} (an edit rewrites metadata.json only, so the package's other "
+            f"errors, {len(others)} in all, must be fixed first"
+            + (
+                "; `ptn repack` fixes compressed or unaligned members"
+                if _repackable(others)
+                else ""
+            )
+            + "; nothing was written)",
+        )
+
+
+def _same_file(path: str | os.PathLike[str], source: EditSource) -> bool:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return (st.st_dev, st.st_ino) == (source.identity.dev, source.identity.ino)
+
+
+REPACKABLE = frozenset(
+    (
+        "zip-member-compressed",
+        "zip-unaligned-member",
+        "zip-data-descriptor",
+        "zip-bad-flags",
+        "zip-unsupported-version",
+    )
+)
+"""Container faults a rewrite removes while every member's content stays certain.
+
+Faults that make the content ambiguous (two readers would see different names or
+bytes: ``zip-header-mismatch``, ``zip-unicode-path-extra``, hidden or shared bytes)
+are not: choosing one reading silently is what a validator must never do.
+"""
+_REPACK_CHUNK = 16 << 20
+
+
+def _repackable(findings: Iterable[Finding]) -> bool:
+    return any(f.rule in REPACKABLE for f in findings)
+
+
+def repack(src: str | os.PathLike[str], dst: str | os.PathLike[str] | None = None) -> list[Finding]:
+    """Rewrite a package into the canonical form ``ptn.save`` writes; returns what it fixed.
+
+    Canonical: every member STORED, data 64-aligned, members in spec order,
+    fixed timestamps, so the same content always gives the same bytes. Deflated
+    members are inflated in bounded pieces, never past their declared size (a
+    lie or a zip bomb is ``zip-bad-compressed-data``); each member's content
+    must match its directory CRC-32 (``zip-crc-mismatch``), so a corrupt member
+    is never laundered into a valid one. Every byte of content is kept as it is.
+    The result is validated (deep) before it replaces anything: a package that would
+    still be invalid (bad content, unknown members) raises
+    ``InvalidPackageError`` listing the errors, and nothing is written.
+
+    Without ``dst`` the package is rewritten in place, as a transaction like
+    ``edit_metadata`` (lock, one descriptor, unchanged-file check, rename).
+    """
+    with edit_lock(src) as source:
+        mm, buf = map_fd(source.fd, os.fspath(source.path))
+        if mm is None:
+            raise PtnError("zip-not-a-zip", "the file is empty; a package is a zip archive")
+        try:
+            members, findings = read_members(buf)
+            blocking = [f for f in findings if f.severity == "error" and f.rule not in REPACKABLE]
+            if blocking:
+                raise InvalidPackageError(
+                    blocking,
+                    f"{blocking[0].message} (`ptn repack` rewrites compressed, unaligned or "
+                    "oddly flagged members, but this fault leaves the content uncertain; "
+                    "nothing was written)",
+                )
+            by_name = {m.name: m for m in members}
+            order = [n for n in KNOWN if n in by_name] + sorted(set(by_name) - set(KNOWN))
+            out = source.path if dst is None or _same_file(dst, source) else dst
+
+            def write(fd: int) -> None:
+                with os.fdopen(fd, "w+b", closefd=False) as f, ZipWriter(f) as zw:
+                    for name in order:
+                        m = by_name[name]
+                        written = zw.add(name, _content(buf, m), m.content_size)
+                        if written.crc32 != m.crc32:
+                            raise PtnError(
+                                "zip-crc-mismatch",
+                                f"the content of member '{name}' has CRC-32 "
+                                f"{written.crc32:08x} but its directory entry records "
+                                f"{m.crc32:08x}: it was altered or corrupted, and a repack "
+                                "would hide that; nothing was written",
+                                member=name,
+                            )
+                # Deep: content the source hid (compressed) is checked for the first time.
+                check_written(fd, out, deep=True)
+
+            with write_failed(out, "repacking"):
+                replace_file(out, write, before_rename=source.check_unchanged)
+        finally:
+            close_mapping(buf, mm)
+    return [f for f in findings if f.rule in REPACKABLE]
+
+
+def _content(buf: memoryview, member: Member) -> Iterator[bytes | memoryview]:
+    """The content of ``member`` in bounded pieces: its stored bytes, or them inflated."""
+    if member.fault == "zip-member-compressed":
+        yield from inflate(buf, member)
+        return
+    end = member.data_offset + member.size
+    for at in range(member.data_offset, end, _REPACK_CHUNK):
+        yield buf[at : min(at + _REPACK_CHUNK, end)]

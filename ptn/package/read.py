@@ -1,0 +1,467 @@
+"""``ptn.load`` and ``ptn.read_metadata``: whole packages in Python, for reading.
+
+Loading memory-maps the file and validates its structure (fast mode) first;
+constants are zero-copy numpy views created on first access, so resident
+memory grows only with what is touched. Writing (``save``, ``edit_metadata``)
+is ptn.package.write; its names are importable from here too.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from itertools import chain
+from typing import TYPE_CHECKING, Any
+
+from isal import isal_zlib
+
+from ptn.core.buffers import close_mapping, map_fd, map_file, open_regular, release_pages
+from ptn.core.errors import Finding, PtnError, Report, first_error
+from ptn.core.gcpause import gc_paused
+from ptn.core.names import METADATA, PTG, SAFETENSORS
+from ptn.json.strict import MAX_JSON_BYTES, parse_json
+from ptn.metadata.document import Metadata
+from ptn.package.validate import Parsed, broken_keys, check_package
+from ptn.safetensors.aliases import resolve
+from ptn.safetensors.header import TensorInfo, entry_sizes
+from ptn.zip import Member, read_members
+from ptn.zip.inflate import inflate
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+_view: Callable[[Any, int, TensorInfo], np.ndarray] | None = None
+
+
+def tensor_view(buf: Any, data_start: int, info: TensorInfo) -> np.ndarray:
+    """``ptn.safetensors.tensors.tensor_view``, imported on first use: numpy is needed only for
+    arrays, not to load, validate or inspect a package (its import is a tenth of a second). Kept
+    after that: an import statement per array cost more than the view itself."""
+    global _view
+    if _view is None:
+        from ptn.safetensors.tensors import tensor_view as view
+
+        _view = view
+    return _view(buf, data_start, info)
+
+
+@dataclass(frozen=True)
+class Constant:
+    """One constant: ``owner`` is the key whose bytes it shares (itself unless an alias)."""
+
+    key: str
+    owner: str
+    dtype: str
+    shape: tuple[int, ...]
+    array: np.ndarray
+
+
+class Constants(Mapping[str, "np.ndarray"]):
+    """Lazy mapping key -> zero-copy array; aliases resolve to their owner's bytes."""
+
+    def __init__(self, package: Package) -> None:
+        self._package = package
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        return self._package._array(key, writable=False)[1]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._package.keys())
+
+    def __contains__(self, key: object) -> bool:
+        """As ``key in package.keys()``, without making its array (Mapping's would)."""
+        package = self._package
+        owner = package.aliases.get(key, key)  # type: ignore[call-overload]
+        broken = package.unreadable_keys
+        return owner in package._parsed.tensors and key not in broken and owner not in broken
+
+    def __len__(self) -> int:
+        return len(self._package.keys())
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+class Package:
+    """An open package. Use as a context manager or call ``close``.
+
+    Strict (the default): the package is structurally valid, or opening it
+    raised ``PtnError`` with its first error. Lenient (``strict=False``, for
+    forensics): it opens whatever the file lets ptn read and carries the whole
+    report (``findings``, ``valid``, ``report``); ``unreadable`` and
+    ``unreadable_keys`` say what could not be read, and a typed read of such a
+    part (``program``, ``constant``, ``metadata``...) raises ``PtnError`` with
+    the rule that broke it.
+
+    The file is mapped read-only for validation and for ``constants``; the open
+    descriptor is kept, so writable views (``constant(key, writable=True)``,
+    ``to_torch()``) map the very file that was validated, never a file put at
+    the same path since.
+    """
+
+    def __init__(
+        self, path: str | os.PathLike[str], *, strict: bool = True, _fd: int | None = None
+    ) -> None:
+        self.path = os.fspath(path)
+        self.strict = strict
+        self._mmap: mmap.mmap | None = None
+        self._cow: tuple[mmap.mmap, memoryview] | None = None
+        self._program: memoryview | None = None
+        self._st = memoryview(b"")
+        self._fd = os.dup(_fd) if _fd is not None else open_regular(self.path)
+        try:
+            self._open()
+        except BaseException:
+            self.close()
+            raise
+
+    def _open(self) -> None:
+        self._mmap, self._buf = map_fd(self._fd, self.path)  # an empty file: no mapping
+        self._adopt(*check_package(self._buf))
+
+    def _adopt(self, findings: list[Finding], parsed: Parsed) -> None:
+        """Keep what validation parsed (strict: raise its first error instead)."""
+        error = first_error(findings)
+        if error is not None and self.strict:
+            raise error
+        self.findings: list[Finding] = findings
+        self.warnings = [f for f in findings if f.severity == "warning"]
+        self._parsed = parsed
+        self.members: dict[str, Member] = dict(parsed.members)
+        self.aliases: dict[str, str] = dict(parsed.aliases)
+        self.unreadable: dict[str, Finding] = dict(parsed.unreadable)
+        """Members present whose content could not be read, each with the finding why."""
+        if error is not None and not parsed.members:  # no directory: nothing is readable
+            self.unreadable.setdefault(PTG, error.finding)
+        broken = broken_keys(findings)
+        broken.update({a: broken[o] for a, o in self.aliases.items() if o in broken})
+        self.unreadable_keys: dict[str, Finding] = broken
+        """Keys whose entry, alias entry or owner breaks a rule, each with the finding."""
+        if PTG in self.members and PTG not in self.unreadable:
+            self._program = self._member_bytes(self._buf, PTG)
+        if SAFETENSORS not in self.unreadable:
+            self._st = self._member_bytes(self._buf, SAFETENSORS)
+
+    @property
+    def constants(self) -> Constants:
+        """Lazy mapping key -> zero-copy array (aliases resolve to their owner's bytes).
+
+        Built on each access, not kept: a package holding it would be a reference cycle,
+        left (with its 10^5 header entries) for the cyclic collector to find and walk.
+        """
+        return Constants(self)
+
+    @property
+    def valid(self) -> bool:
+        """No error was found (always True for a strictly loaded package)."""
+        return not any(f.severity == "error" for f in self.findings)
+
+    @property
+    def report(self) -> Report:
+        """The findings of the fast validation this package was opened with."""
+        return Report(self.path, list(self.findings))
+
+    def _unreadable_error(self, name: str) -> PtnError | None:
+        finding = self.unreadable.get(name)
+        return None if finding is None else _error_of(finding)
+
+    @property
+    def program(self) -> memoryview:
+        """The bytes of program.ptg (a view of the mapping); PtnError when unreadable."""
+        if self._program is None:
+            error = self._unreadable_error(PTG) or PtnError(
+                "ptn-missing-ptg", "program.ptg is missing; every package needs it", member=PTG
+            )
+            raise error
+        return self._program
+
+    @property
+    def metadata(self) -> Metadata | None:
+        """The validated metadata, None when there is no metadata.json.
+
+        PtnError (its rule) when metadata.json is there but breaks a rule;
+        ``raw_metadata()`` then still shows what parsed.
+        """
+        error = self._unreadable_error(METADATA)
+        if error is not None:
+            raise error
+        return self._parsed.metadata
+
+    def raw_metadata(self) -> dict[str, Any] | None:
+        """metadata.json as parsed JSON, whatever rules its values break (None: absent).
+
+        For forensics and repair: PtnError only when the member cannot be read
+        or is not a JSON object (``json-*``, ``metadata-not-object``, a zip fault).
+        A deflated metadata.json (a hand-zipped package) is inflated, never past
+        its declared size nor the JSON size limit, and checked against its CRC-32.
+        """
+        if self._parsed.metadata is not None:
+            return self._parsed.metadata.to_dict()
+        member = self.members.get(METADATA)
+        if member is None:
+            return None
+        finding = self.unreadable.get(METADATA)
+        if finding is None or finding.rule.startswith(("metadata-", "llm-")):
+            data: bytes | memoryview = self._member_bytes(self._buf, METADATA)
+        elif finding.rule == "zip-member-compressed":
+            data = self._inflated(member, finding)
+        else:
+            raise _error_of(finding)
+        value = parse_json(data, member=METADATA)
+        if type(value) is not dict:
+            raise PtnError(
+                "metadata-not-object", "metadata.json is not a JSON object", member=METADATA
+            )
+        return value
+
+    def _inflated(self, member: Member, fault: Finding) -> bytes:
+        """A deflated JSON member's content: bounded by the JSON size limit, CRC-checked."""
+        if member.content_size > MAX_JSON_BYTES:
+            raise _error_of(fault)
+        data = b"".join(inflate(self._buf, member))
+        if isal_zlib.crc32(data) != member.crc32:
+            raise PtnError(
+                "zip-crc-mismatch",
+                f"the inflated content of '{member.name}' does not match its CRC-32 "
+                f"{member.crc32:08x}: it was altered or corrupted",
+                member=member.name,
+            )
+        return data
+
+    def _member_bytes(self, buf: memoryview, name: str) -> memoryview:
+        m = self._parsed.members.get(name)
+        return buf[m.data_offset : m.data_offset + m.size] if m else memoryview(b"")
+
+    def keys(self) -> list[str]:
+        """Every readable constant key, owners and aliases, sorted."""
+        broken, tensors = self.unreadable_keys, self._parsed.tensors
+        if not self.aliases:  # the common package: no per-key resolve
+            return sorted(k for k in tensors if k not in broken) if broken else sorted(tensors)
+        aliases = (a for a, owner in self.aliases.items() if owner in tensors)
+        return sorted(
+            k
+            for k in chain(tensors, aliases)
+            if k not in broken and resolve(self.aliases, k) not in broken
+        )
+
+    def owner_keys(self) -> list[str]:
+        """Readable keys that own bytes in program.safetensors, sorted."""
+        return sorted(k for k in self._parsed.tensors if k not in self.unreadable_keys)
+
+    def owner_sizes(self) -> Iterator[tuple[str, str, int]]:
+        """(key, dtype, bytes) of each readable key that owns bytes, in header order:
+        totals over 10^5 constants without a TensorInfo each (``ptn inspect``)."""
+        broken = self.unreadable_keys
+        sizes = entry_sizes(self._parsed.tensors)
+        return (t for t in sizes if t[0] not in broken) if broken else sizes
+
+    def tensor_info(self, key: str) -> TensorInfo:
+        """Header facts of ``key`` (an alias gives its owner's), without viewing any data.
+
+        KeyError when there is no such key; PtnError when its entry (or the whole
+        safetensors member) could not be read (lenient packages only).
+        """
+        owner = resolve(self.aliases, key) if self.aliases else key
+        if self.unreadable_keys:
+            for broken in (key, owner):
+                if broken in self.unreadable_keys:
+                    raise _error_of(self.unreadable_keys[broken])
+        info = self._parsed.tensors.get(owner)
+        if info is None:
+            error = self._unreadable_error(SAFETENSORS)
+            if error is not None:
+                raise error
+            raise KeyError(key)
+        return info
+
+    def constant(self, key: str, *, writable: bool = False) -> Constant:
+        """The constant ``key`` (an alias gives its owner's bytes); KeyError if absent.
+
+        By default the array is a read-only view of the file's mapping. With
+        ``writable=True`` it is a view of a private copy-on-write mapping:
+        zero-copy until written, and a write changes neither the file nor any
+        other constant (an alias gets a mapping of its own).
+        """
+        info, array = self._array(key, writable=writable)
+        return Constant(key, info.key, info.dtype, info.shape, array)
+
+    def _array(self, key: str, *, writable: bool) -> tuple[TensorInfo, np.ndarray]:
+        """``constant(key)``'s header facts and array, without the Constant (one per tensor
+        of ``constants`` and ``to_torch``)."""
+        info = self.tensor_info(key)
+        if writable and key != info.key:
+            return info, self._alias_view(info)
+        return info, tensor_view(self._member_array(writable), self._parsed.data_start, info)
+
+    def _member_array(self, writable: bool) -> np.ndarray:
+        """program.safetensors as one uint8 array per mapping (the file's; the private
+        copy-on-write one), made on first use: every constant is a view of it, the
+        cheapest way numpy has to make 10^5 views that each hold the mapping."""
+        arrays = self.__dict__.setdefault("_member_arrays", {})
+        array = arrays.get(writable)
+        if array is None:
+            import numpy as np
+
+            array = arrays[writable] = np.frombuffer(
+                self._cow_st() if writable else self._st, np.uint8
+            )
+        return array
+
+    def constant_chunks(self, key: str, size: int) -> Iterator[memoryview]:
+        """The stored bytes of ``key`` (an alias: its owner's), ``size`` bytes at a time.
+
+        Without numpy, whatever the dtype or rank. Each chunk is a read-only view of
+        the mapping; once the next is asked for, the pages read so far are dropped
+        from this process's resident memory (they stay in the page cache), so
+        streaming a 10 GiB constant does not grow RSS by 10 GiB (``ptn.diff``).
+        """
+        if size < 1:
+            raise ValueError(f"size must be a positive number of bytes, not {size!r}")
+        info = self.tensor_info(key)
+        if self._mmap is None:
+            raise ValueError("the package is closed")
+        begin = self._parsed.members[SAFETENSORS].data_offset + self._parsed.data_start
+        return self._chunks(self._mmap, begin + info.begin, begin + info.end, size)
+
+    def _chunks(self, mm: mmap.mmap, begin: int, end: int, size: int) -> Iterator[memoryview]:
+        for at in range(begin, end, size):
+            yield self._buf[at : min(at + size, end)]
+            release_pages(mm, at, min(size, end - at))
+
+    def _cow_st(self) -> memoryview:
+        if self._cow is None:
+            mm, view = map_fd(self._fd, self.path, copy=True)
+            assert mm is not None  # the file was not empty when it was validated
+            self._cow = (mm, view)
+        return self._member_bytes(self._cow[1], SAFETENSORS)
+
+    def _alias_view(self, info: TensorInfo) -> np.ndarray:
+        """A copy-on-write view of ``info``'s bytes in a mapping of their pages only."""
+        start = self._parsed.members[SAFETENSORS].data_offset + self._parsed.data_start
+        begin, end = start + info.begin, start + info.end
+        first_page = begin - begin % mmap.ALLOCATIONGRANULARITY
+        local = TensorInfo(info.key, info.dtype, info.shape, begin - first_page, end - first_page)
+        if end == begin:  # nothing to map
+            return tensor_view(self._st, self._parsed.data_start, info).copy()
+        try:
+            _, view = map_fd(
+                self._fd, self.path, copy=True, offset=first_page, length=end - first_page
+            )
+        except PtnError:  # out of mappings (vm.max_map_count): a private copy instead
+            return tensor_view(self._st, self._parsed.data_start, info).copy()
+        return tensor_view(view, 0, local)
+
+    def to_torch(self) -> dict[str, Any]:
+        """Every constant as a writable torch tensor, zero-copy until written (needs torch).
+
+        Tensors view a private copy-on-write mapping of the package: an
+        in-place write (``add_``, an optimizer step) copies only the pages it
+        touches, and never reaches the file or another tensor.
+        """
+        # numpy and ml_dtypes come with it: imported when tensors are asked for (start-up cost)
+        from ptn.safetensors.frameworks import to_torch
+
+        with gc_paused():
+            return {key: to_torch(self._array(key, writable=True)[1]) for key in self.keys()}
+
+    def _metadata(self) -> Metadata:
+        metadata = self.metadata
+        if metadata is None:
+            raise PtnError(
+                "metadata-missing-name", "the package has no metadata.json", member=METADATA
+            )
+        return metadata
+
+    def metadata_int(self, name: str, **bounds: int) -> int:
+        return self._metadata().metadata_int(name, **bounds)
+
+    def metadata_ints(self, name: str, **bounds: int) -> list[int]:
+        return self._metadata().metadata_ints(name, **bounds)
+
+    def metadata_float(self, name: str) -> float:
+        return self._metadata().metadata_float(name)
+
+    def metadata_floats(self, name: str) -> list[float]:
+        return self._metadata().metadata_floats(name)
+
+    def metadata_str(self, name: str) -> str:
+        return self._metadata().metadata_str(name)
+
+    def metadata_strs(self, name: str) -> list[str]:
+        return self._metadata().metadata_strs(name)
+
+    def metadata_bool(self, name: str) -> bool:
+        return self._metadata().metadata_bool(name)
+
+    def metadata_bools(self, name: str) -> list[bool]:
+        return self._metadata().metadata_bools(name)
+
+    def close(self) -> None:
+        """Release the mappings; arrays still referenced keep them alive until they go."""
+        self.__dict__.pop("_member_arrays", None)
+        for view in (self.__dict__.get("_program"), self.__dict__.get("_st")):
+            if isinstance(view, memoryview):
+                view.release()
+        if self._mmap is not None:
+            close_mapping(self._buf, self._mmap)
+            self._mmap = None
+        if self._cow is not None:
+            close_mapping(self._cow[1], self._cow[0])
+            self._cow = None
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def __repr__(self) -> str:
+        meta = self._parsed.metadata
+        names = len(meta) if meta is not None else 0
+        errors = "" if self.valid else f", {_count(len(self.report.errors), 'error')}"
+        return (
+            f"<ptn.Package {self.path!r}: {_count(len(self.keys()), 'constant')}, "
+            f"members {', '.join(self.members)}, {_count(names, 'metadata name')}{errors}>"
+        )
+
+    def __enter__(self) -> Package:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def load(path: str | os.PathLike[str], *, strict: bool = True) -> Package:
+    """Open and validate (fast mode) a package; raise ``PtnError`` on the first error.
+
+    ``strict=False`` opens an invalid package too, for looking inside it: see
+    ``Package`` (``findings``, ``valid``, ``unreadable``). I/O problems raise
+    ``PtnIOError`` either way.
+    """
+    return Package(path, strict=strict)
+
+
+def _error_of(finding: Finding) -> PtnError:
+    return PtnError(finding.rule, finding.message, member=finding.member, pointer=finding.pointer)
+
+
+def read_metadata(path: str | os.PathLike[str]) -> Metadata | None:
+    """Only the metadata (None when the package has none).
+
+    Reads the zip directory and the metadata member, nothing else; a container
+    error is raised as the first ``zip-*`` error, a bad member as its own rule.
+    """
+    mm, buf = map_file(path)
+    try:
+        members, findings = read_members(buf)
+        error = first_error(findings)
+        if error is not None:
+            raise error
+        member = next((m for m in members if m.name == METADATA), None)
+        if member is None:
+            return None
+        return Metadata.parse(buf[member.data_offset : member.data_offset + member.size])
+    finally:
+        if mm is not None:
+            close_mapping(buf, mm)
