@@ -63,7 +63,7 @@ import struct
 import sys
 import tempfile
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -117,7 +117,7 @@ def hash_seed(text: str) -> int:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little")
 
 
-def _single(module: nn.Module, calls: list[tuple[torch.Tensor, ...]], **kw: Any) -> Spec:
+def _single(module: nn.Module, calls: Sequence[tuple[torch.Tensor, ...]], **kw: Any) -> Spec:
     """A one-method ("forward") package whose example input is the first call's."""
     module.eval()
     return Spec(
@@ -224,6 +224,8 @@ def build_tied() -> Spec:
 class KVCache(nn.Module):
     """One persistent buffer updated in place at the positions given as input."""
 
+    cache: torch.Tensor
+
     def __init__(self) -> None:
         super().__init__()
         self.register_buffer("cache", torch.randn(1, 6, 4))
@@ -255,6 +257,10 @@ def build_kv_cache() -> Spec:
 
 class KVCachePair(nn.Module):
     """Two persistent caches, both zero at export, plus an immutable buffer of equal bytes."""
+
+    k_cache: torch.Tensor
+    v_cache: torch.Tensor
+    v_bias: torch.Tensor
 
     def __init__(self) -> None:
         super().__init__()
@@ -297,6 +303,9 @@ def build_kv_cache_pair() -> Spec:
 
 class NonPersistent(nn.Module):
     """A non-persistent accumulator updated in place, and a read-only non-persistent buffer."""
+
+    acc: torch.Tensor
+    offset: torch.Tensor
 
     def __init__(self) -> None:
         super().__init__()
@@ -359,6 +368,9 @@ def build_mixed() -> Spec:
 class Int8Linear(nn.Module):
     """int8 weight with a per-row fp32 scale, dequantised in forward."""
 
+    weight_q: torch.Tensor
+    weight_scale: torch.Tensor
+
     def __init__(self, weight: torch.Tensor, bias: torch.Tensor) -> None:
         super().__init__()
         scale = weight.abs().amax(dim=1) / 127.0
@@ -404,7 +416,7 @@ def build_intx_int4_torchao() -> Spec:
     from torchao.quantization import IntxWeightOnlyConfig, PerGroup, quantize_
 
     model = _torchao_mlp(12)
-    quantize_(model, IntxWeightOnlyConfig(weight_dtype=torch.int4, granularity=PerGroup(16)))
+    quantize_(model, IntxWeightOnlyConfig(weight_dtype=torch.int4, granularity=PerGroup(16)))  # type: ignore[attr-defined]
     return _single(model, [(_randn(1201, 2, 32),)])
 
 
@@ -476,7 +488,7 @@ def build_dynamic_batch() -> Spec:
 def _tiny_llm(kind: str) -> Spec:
     from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
 
-    common = dict(
+    common: dict[str, Any] = dict(
         vocab_size=128,
         hidden_size=32,
         intermediate_size=64,
@@ -497,6 +509,7 @@ def _tiny_llm(kind: str) -> Spec:
         "RMSNorm weights are all ones, so they alias one owner; lifted scalar constants "
         "(_lifted_tensor_constantN) are bound with kind BUFFER",
     ]
+    model: nn.Module
     if kind == "llama":
         torch.manual_seed(16)
         model = LlamaForCausalLM(LlamaConfig(**common))
