@@ -41,6 +41,9 @@ Known refusals (attempted on every run and recorded under ``not_exported``):
   - A non-tensor keyword input (``use_cache=False`` passed to a transformers model) is refused
     by to_native's input check; the tiny LLMs are exported with ``use_cache=False`` in the
     config instead.
+One package records a writer bug rather than a feature: ``input_mutation`` mutates a user
+input in place, and the saved program has no USER_INPUT_MUTATION but an extra USER_OUTPUT
+(x's new value, first); its .io file follows the program (output0 = x after the call).
 torchao's ``Int8WeightOnlyConfig`` does export, but as plain int8 + fp32 scale constants and
 ATen dequantisation ops: ExecuTorch 1.5.1 never emits a QuantSpec (no code in the wheel
 creates AffineGroup or PackedQuant), so no fixture carries one.
@@ -94,6 +97,8 @@ class Spec:
     calls: list[tuple[str, tuple[torch.Tensor, ...]]]
     dynamic_shapes: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    # Wraps the eager copies when the package's user outputs are not the module's results.
+    eager_view: Callable[[dict[str, nn.Module]], dict[str, nn.Module]] | None = None
 
 
 @dataclass
@@ -461,6 +466,44 @@ def build_two_methods() -> Spec:
     )
 
 
+class InputMutation(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        x.mul_(2.0)
+        return self.fc(x) + y
+
+
+class AlsoReturnFirstInput(nn.Module):
+    """Eager view of what the package's method returns: x after the call, then the result."""
+
+    def __init__(self, inner: nn.Module) -> None:
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        result = self.inner(x, y)
+        return x, result
+
+
+def build_input_mutation() -> Spec:
+    torch.manual_seed(20)
+    return _single(
+        InputMutation(),
+        [(_randn(2001, 2, 3), _randn(2002, 2, 3)), (_randn(2003, 2, 3), _randn(2004, 2, 3))],
+        eager_view=lambda mods: {"forward": AlsoReturnFirstInput(mods["forward"])},
+        notes=[
+            "the module returns ONE tensor and mutates its input x in place; to_edge turns that "
+            "into a USER_INPUT_MUTATION, but the program ExecuTorch 1.5.1 saves has no "
+            "USER_INPUT_MUTATION spec: it has TWO USER_OUTPUTs, the new value of x first, and "
+            "to_native's checks do not notice (an output the outer graph never uses)",
+            "so output0 in the .io file is x after the call and output1 the module's result",
+        ],
+    )
+
+
 class FlattenLinear(nn.Module):
     def __init__(self) -> None:
         super().__init__()
@@ -616,6 +659,11 @@ ENTRIES: list[Entry] = [
         "dynamic_batch",
         "dynamic batch dimension with bounds (Dim min 2, max 8) and a symbolic view size",
         build_dynamic_batch,
+    ),
+    Entry(
+        "input_mutation",
+        "a method that mutates a user input in place: saved as an extra USER_OUTPUT",
+        build_input_mutation,
     ),
     Entry(
         "llama_tiny",
@@ -1038,6 +1086,8 @@ def run_entry(entry: Entry, out: Path) -> tuple[str, dict]:
             module.get_buffer(fqn).zero_()
         if fqns:
             zeroed[method] = fqns
+    if spec.eager_view is not None:
+        eager = spec.eager_view(eager)
 
     final = out / f"{entry.name}.ptn"
     with tempfile.TemporaryDirectory(dir=out) as tmp:
