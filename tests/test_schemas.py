@@ -7,10 +7,10 @@ import json
 import jsonschema
 import pytest
 
-from ptn.core.resources import NAMES, SOURCE_DIR, load_schema
+from ptn.core.resources import FILES, JSON_SCHEMAS, NAMES, SOURCE_DIR, load_schema
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", JSON_SCHEMAS)
 def test_schema_passes_the_2020_12_metaschema(name: str) -> None:
     schema = load_schema(name)
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
@@ -19,9 +19,8 @@ def test_schema_passes_the_2020_12_metaschema(name: str) -> None:
 
 
 def test_every_schema_file_is_bundled() -> None:
-    assert sorted(p.name.removesuffix(".schema.json") for p in SOURCE_DIR.glob("*.json")) == sorted(
-        NAMES
-    )
+    assert sorted(p.name for p in SOURCE_DIR.glob("*.json")) == sorted(FILES.values())
+    assert set(NAMES) == set(FILES) == {*JSON_SCHEMAS, "program-layout"}
 
 
 def test_name_pattern_has_no_trailing_newline_hole() -> None:

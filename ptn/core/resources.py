@@ -1,7 +1,8 @@
-"""The files the wheel ships beside the code: the JSON Schemas and the ready bindings.
+"""The files the wheel ships beside the code: the schemas and the ready bindings.
 
 The source of truth is ``schema/`` at the repository root; ``python -m tools.codegen``
-copies it into the generated package so that installed wheels carry it too. The C++
+copies it into the generated package so that installed wheels carry it too: the JSON
+Schemas and ``program.layout.json``, ptn's description of the program FlatBuffer. The C++
 and TypeScript bindings that ``ptn bindings`` writes are generated/cpp/ and
 generated/typescript/ of the source checkout (the runtime of bindings/ plus the files
 rendered from the schema), which the wheel ships as package data under ptn/_bindings/:
@@ -19,7 +20,14 @@ from typing import Any
 _PTN = Path(__file__).resolve().parent.parent
 REPO_ROOT = _PTN.parent
 SOURCE_DIR = REPO_ROOT / "schema"
-NAMES = ("metadata", "aliases", "safetensors-header", "report", "diff")
+JSON_SCHEMAS = ("metadata", "aliases", "safetensors-header", "report", "diff")
+"""The bundled JSON Schemas (2020-12), each ``schema/<name>.schema.json``."""
+FILES = {
+    **{name: f"{name}.schema.json" for name in JSON_SCHEMAS},
+    # ptn's description of the program FlatBuffer: not a JSON Schema (ptn.program.layout).
+    "program-layout": "program.layout.json",
+}
+NAMES = tuple(FILES)
 
 # What a binding is, as globs under its directory: the same list as the package data of
 # pyproject.toml, so that a checkout and a wheel give the same files (and never build
@@ -36,10 +44,10 @@ def schema_text(name: str) -> str:
     """The text of bundled schema ``name`` (one of ``NAMES``)."""
     if name not in NAMES:
         raise KeyError(name)
-    source = SOURCE_DIR / f"{name}.schema.json"
+    source = SOURCE_DIR / FILES[name]
     if source.is_file():
         return source.read_text(encoding="utf-8")
-    bundled = resources.files("ptn_generated").joinpath("schemas", f"{name}.schema.json")
+    bundled = resources.files("ptn_generated").joinpath("schemas", FILES[name])
     return bundled.read_text(encoding="utf-8")
 
 

@@ -36,6 +36,20 @@ class Rule(StrEnum):
     PTG_BAD_IDENTIFIER = 'ptg-bad-identifier'
     PTG_BAD_ROOT_OFFSET = 'ptg-bad-root-offset'
     PTG_TOO_LARGE = 'ptg-too-large'
+    PTG_UNKNOWN_VERSION = 'ptg-unknown-version'
+    PTG_MALFORMED = 'ptg-malformed'
+    PTG_MISSING_FIELD = 'ptg-missing-field'
+    PTG_NO_METHODS = 'ptg-no-methods'
+    PTG_EMPTY_METHOD_NAME = 'ptg-empty-method-name'
+    PTG_DUPLICATE_METHOD_NAME = 'ptg-duplicate-method-name'
+    PTG_MISSING_CONSTANT = 'ptg-missing-constant'
+    PTG_CONSTANT_DTYPE_MISMATCH = 'ptg-constant-dtype-mismatch'
+    PTG_CONSTANT_SHAPE_MISMATCH = 'ptg-constant-shape-mismatch'
+    PTG_CONSTANT_SIZE_MISMATCH = 'ptg-constant-size-mismatch'
+    PTG_MUTATED_ALIAS = 'ptg-mutated-alias'
+    PTG_MUTABLE_BUFFER_STORED = 'ptg-mutable-buffer-stored'
+    PTG_CONFLICTING_BINDING = 'ptg-conflicting-binding'
+    PTG_UNUSED_CONSTANT = 'ptg-unused-constant'
     ST_TRUNCATED = 'st-truncated'
     ST_HEADER_TOO_LARGE = 'st-header-too-large'
     ST_HEADER_NOT_OBJECT = 'st-header-not-object'
@@ -123,6 +137,20 @@ SEVERITY: dict[str, str] = {
     'ptg-bad-identifier': 'error',
     'ptg-bad-root-offset': 'error',
     'ptg-too-large': 'warning',
+    'ptg-unknown-version': 'warning',
+    'ptg-malformed': 'error',
+    'ptg-missing-field': 'error',
+    'ptg-no-methods': 'error',
+    'ptg-empty-method-name': 'error',
+    'ptg-duplicate-method-name': 'error',
+    'ptg-missing-constant': 'error',
+    'ptg-constant-dtype-mismatch': 'error',
+    'ptg-constant-shape-mismatch': 'error',
+    'ptg-constant-size-mismatch': 'error',
+    'ptg-mutated-alias': 'error',
+    'ptg-mutable-buffer-stored': 'error',
+    'ptg-conflicting-binding': 'error',
+    'ptg-unused-constant': 'warning',
     'st-truncated': 'error',
     'st-header-too-large': 'error',
     'st-header-not-object': 'error',

@@ -1,0 +1,407 @@
+"""The decoded program: frozen dataclasses, one per table of ``schema/program.layout.json``.
+
+``ptn.program.read.read_program`` builds them from bytes it has verified, so every
+field holds what the layout says (absent vectors read as empty tuples, absent scalars
+as their defaults, enums as their integer codes, whatever the code). Argument values
+are the classes named after the ``ArgumentValue`` union members (``TensorArg``,
+``IntArg``...), quantization schemes those of ``QuantScheme``; a union member ptn does
+not know (a newer writer's) reads as ``UnknownMember``. Objects that the buffer shares
+(one offset reached twice) are shared here too; nothing is copied.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from math import prod
+from typing import Any, Union
+
+from ptn.program.layout import load_layout
+
+_LAYOUT = load_layout()
+_OP_KIND = _LAYOUT.enums["OpKind"]
+PLACEHOLDER = _OP_KIND["PLACEHOLDER"]
+OUTPUT = _OP_KIND["OUTPUT"]
+CALL_FUNCTION = _OP_KIND["CALL_FUNCTION"]
+
+
+@dataclass(frozen=True, slots=True)
+class Dim:
+    """The range of one dimension: static when ``min == max``, unbounded above when ``max < 0``."""
+
+    min: int = 0
+    max: int = -1
+
+    @property
+    def static(self) -> bool:
+        return self.min == self.max
+
+    @property
+    def bounded(self) -> bool:
+        return self.max >= 0
+
+    def admits(self, size: int) -> bool:
+        """Whether a dimension of ``size`` elements lies in the range."""
+        return self.min <= size and (self.max < 0 or size <= self.max)
+
+    def __str__(self) -> str:
+        """``4`` (static), ``1..8`` (bounded), ``2..`` (unbounded above)."""
+        if self.static:
+            return str(self.min)
+        return f"{self.min}..{self.max}" if self.bounded else f"{self.min}.."
+
+
+@dataclass(frozen=True, slots=True)
+class AffineGroup:
+    """Affine integer quantization; the data is packed unsigned values of ``bits`` bits."""
+
+    scale_data_key: str
+    scale_dtype: int = 0
+    quant_min: int = 0
+    quant_max: int = 0
+    group_size: int = 0
+    zero_point_data_key: str = ""
+    zero_point_dtype: int = 0
+
+    @property
+    def bits(self) -> int | None:
+        """Bits per stored value, from the range [quant_min, quant_max]; None if it is empty."""
+        if self.quant_max < self.quant_min:
+            return None
+        return (self.quant_max - self.quant_min).bit_length()
+
+    def packed_bytes(self, numel: int) -> int | None:
+        """Bytes that ``numel`` values take packed: ceil(numel * bits / 8)."""
+        bits = self.bits
+        return None if bits is None else -(-numel * bits // 8)
+
+    @property
+    def data_keys(self) -> tuple[str, ...]:
+        """The constants the scheme needs besides the data: scales, and zero points if any."""
+        zp = self.zero_point_data_key
+        return (self.scale_data_key, zp) if zp else (self.scale_data_key,)
+
+
+@dataclass(frozen=True, slots=True)
+class PackedQuant:
+    """Bytes in the layout ``codec`` names; their size is the codec's business."""
+
+    codec: str
+
+
+@dataclass(frozen=True, slots=True)
+class UnknownMember:
+    """A union member this version of ptn does not know: its union and type byte."""
+
+    union: str
+    type_code: int
+
+
+Quant = Union[AffineGroup, PackedQuant, UnknownMember]
+
+
+@dataclass(frozen=True, slots=True)
+class TensorMeta:
+    """Element type (a ScalarType code), sizes, dimension order and quantization."""
+
+    dtype: int = 0
+    sizes: tuple[Dim, ...] = ()
+    dim_order: tuple[int, ...] = ()
+    quant: Quant | None = None
+
+    @property
+    def dtype_name(self) -> str | None:
+        """The safetensors name of the element type (FLOAT -> ``F32``); None if unknown."""
+        return _LAYOUT.safetensors_dtype.get(self.dtype)
+
+    @property
+    def scalar_type(self) -> str | None:
+        """The ScalarType name (``FLOAT``); None for a code the layout does not list."""
+        return _LAYOUT.enum_name("ScalarType", self.dtype)
+
+    @property
+    def static(self) -> bool:
+        return all(d.static for d in self.sizes)
+
+    @property
+    def numel_range(self) -> tuple[int, int | None]:
+        """Fewest and most elements the sizes allow (None: no upper bound)."""
+        low = prod(d.min for d in self.sizes)
+        if any(not d.bounded for d in self.sizes):
+            return low, None
+        return low, prod(d.max for d in self.sizes)
+
+    @property
+    def contiguous_order(self) -> tuple[int, ...]:
+        """``dim_order``, with the empty order spelled out as 0, 1, ..., rank - 1."""
+        return self.dim_order or tuple(range(len(self.sizes)))
+
+    def admits(self, shape: tuple[int, ...] | list[int]) -> bool:
+        """Whether a tensor of ``shape`` has this rank and every dimension in its range."""
+        return len(shape) == len(self.sizes) and all(
+            d.admits(n) for d, n in zip(self.sizes, shape, strict=True)
+        )
+
+    def describe(self) -> str:
+        """``F32 [2, 1..8]``, plus the dimension order and quantization when they matter."""
+        dtype = self.dtype_name or f"dtype code {self.dtype}"
+        text = f"{dtype} [{', '.join(str(d) for d in self.sizes)}]"
+        if self.dim_order and self.dim_order != tuple(range(len(self.sizes))):
+            text += f" dim_order {list(self.dim_order)}"
+        if self.quant is not None:
+            text += f" quantized ({type(self.quant).__name__})"
+        return text
+
+
+# -- argument values: the members of the ArgumentValue union ----------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TensorArg:
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class NoneArg:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class IntArg:
+    value: int = 0
+    ref: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class FloatArg:
+    value: float = 0.0
+    ref: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class BoolArg:
+    value: bool = False
+    ref: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class StringArg:
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class ScalarTypeArg:
+    value: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class IntListArg:
+    values: tuple[int, ...]
+    refs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class FloatListArg:
+    values: tuple[float, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class BoolListArg:
+    values: tuple[bool, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TensorListArg:
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class OptionalTensorListArg:
+    names: tuple[str, ...]
+    has_value: tuple[bool, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class GraphArg:
+    """A subgraph (a higher-order operator's body); its SSA names are its own."""
+
+    name: str
+    graph: Graph
+
+
+ArgValue = Union[
+    TensorArg,
+    NoneArg,
+    IntArg,
+    FloatArg,
+    BoolArg,
+    StringArg,
+    ScalarTypeArg,
+    IntListArg,
+    FloatListArg,
+    BoolListArg,
+    TensorListArg,
+    OptionalTensorListArg,
+    GraphArg,
+    UnknownMember,
+]
+
+
+# -- the graph ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class NamedArgument:
+    """An argument of a node: the operator's parameter name ("" when positional) and value
+    (None when the argument holds none); ``mutated``: the operator writes it in place."""
+
+    name: str
+    value: ArgValue | None
+    mutated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Output:
+    """A value a node defines; a tensor list's element names are in ``names``."""
+
+    name: str
+    alias_of: str = ""
+    kind: int = 0
+    names: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    name: str
+    op_kind: int = CALL_FUNCTION
+    target: str = ""
+    inputs: tuple[NamedArgument, ...] = ()
+    outputs: tuple[Output, ...] = ()
+    metadata: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def op_kind_name(self) -> str | None:
+        return _LAYOUT.enum_name("OpKind", self.op_kind)
+
+
+@dataclass(frozen=True, slots=True)
+class Graph:
+    """Nodes in topological order, input and output names, tensor metadata by SSA name.
+
+    ``tensor_values`` keeps the first entry of a name the buffer lists twice.
+    """
+
+    nodes: tuple[Node, ...]
+    inputs: tuple[str, ...] = ()
+    outputs: tuple[str, ...] = ()
+    tensor_values: dict[str, TensorMeta] = field(default_factory=dict)
+
+    def subgraphs(self) -> Iterator[tuple[int, int, GraphArg]]:
+        """(node index, input index, GraphArg) of each subgraph argument, in order."""
+        for i, node in enumerate(self.nodes):
+            for j, arg in enumerate(node.inputs):
+                if isinstance(arg.value, GraphArg):
+                    yield i, j, arg.value
+
+
+@dataclass(frozen=True, slots=True)
+class Binding:
+    """A constant bound to a method (a NamedTensorRef): the placeholder's SSA ``name``, the
+    ``data_key`` of its bytes, its metadata, an InputKind code, and whether the method
+    updates it in place (a persistent buffer)."""
+
+    name: str
+    data_key: str
+    meta: TensorMeta
+    kind: int = 0
+    mutated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class MutableBuffer:
+    """A buffer with no bytes in the package (zeros at load): SSA name and module name."""
+
+    name: str
+    fqn: str
+
+
+@dataclass(frozen=True, slots=True)
+class OutputSpec:
+    name: str
+    kind: int = 0
+    target: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Method:
+    name: str
+    graph: Graph
+    constants: tuple[Binding, ...] = ()
+    output_specs: tuple[OutputSpec, ...] = ()
+    mutable_buffers: tuple[MutableBuffer, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Program:
+    version: str
+    methods: tuple[Method, ...]
+
+    def method(self, name: str) -> Method:
+        """The first method called ``name``; KeyError when there is none."""
+        for m in self.methods:
+            if m.name == name:
+                return m
+        raise KeyError(name)
+
+
+# -- from verified tables -----------------------------------------------------------------
+
+
+def _graph(f: dict[str, Any]) -> Graph:
+    values: dict[str, TensorMeta] = {}
+    for name, meta in f["tensor_values"]:
+        values.setdefault(name, meta)
+    return Graph(f["nodes"], f["inputs"], f["outputs"], values)
+
+
+FROM_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "Program": lambda f: Program(f["version"], f["methods"]),
+    "Method": lambda f: Method(**f),
+    "Graph": _graph,
+    "Node": lambda f: Node(**f),
+    "NamedArgument": lambda f: NamedArgument(f["name"], f["arg"], f["mutated"]),
+    "Argument": lambda f: f["value"],
+    "KeyValue": lambda f: (f["key"], f["value"]),
+    "Output": lambda f: Output(**f),
+    "TensorValue": lambda f: (f["name"], f["meta"]),
+    "TensorMeta": lambda f: TensorMeta(**f),
+    "Dim": lambda f: Dim(**f),
+    "QuantSpec": lambda f: f["scheme"],
+    "AffineGroup": lambda f: AffineGroup(**f),
+    "PackedQuant": lambda f: PackedQuant(**f),
+    "NamedTensorRef": lambda f: Binding(**f),
+    "OutputSpec": lambda f: OutputSpec(**f),
+    "MutableBufferSpec": lambda f: MutableBuffer(**f),
+    **{
+        cls.__name__: (lambda c: lambda f: c(**f))(cls)
+        for cls in (
+            TensorArg,
+            NoneArg,
+            IntArg,
+            FloatArg,
+            BoolArg,
+            StringArg,
+            ScalarTypeArg,
+            IntListArg,
+            FloatListArg,
+            BoolListArg,
+            TensorListArg,
+            OptionalTensorListArg,
+            GraphArg,
+        )
+    },
+}
+"""Table name -> the function that makes its object from the verified fields (by name)."""
+
+if set(FROM_TABLE) != set(_LAYOUT.tables):
+    raise ValueError("ptn.program.model: one maker per table of the program layout")

@@ -1,0 +1,330 @@
+"""Verify program.ptg against the layout and decode it, in one pass over the bytes.
+
+``Verifier`` walks the FlatBuffer from its root table, as ``schema/program.layout.json``
+describes it, and checks what a FlatBuffers verifier checks, a little more strictly:
+
+- every offset and length lies in the buffer; an offset is never 0;
+- tables, vectors and strings start 4-byte aligned, scalars at a multiple of their size,
+  the items of a vector of 8-byte scalars 8-byte aligned;
+- a vtable is 2-byte aligned, inside the buffer, of an even size of at least 4 bytes; the
+  table's inline size covers its 4-byte vtable offset and lies in the buffer; every known
+  field lies inside the table, past the vtable offset;
+- strings are NUL-terminated UTF-8; required fields are present, and a union whose type
+  byte names a member holds that member;
+- vtable slots past the known fields, and union type bytes past the known members, are
+  skipped (a newer writer's additions), as FlatBuffers allows.
+
+Its cost is linear in the buffer's size whatever the bytes: each (offset, type) is
+verified once and then shared (``memo``), tables nest at most ``max_depth`` levels (a
+Graph reaches another Graph through GraphArg), every object is counted once per offset
+that reaches it and the walk stops past one object per ``bytes_per_object`` bytes (a
+buffer in which shared offsets would multiply the work of any walk of the program), and
+the strings and vectors it decodes may not take more bytes than the buffer has (distinct
+vectors that overlap would otherwise be decoded again and again).
+
+The first fault ends the walk with ``Refusal`` (``ptg-malformed``, or
+``ptg-missing-field`` for a required field), and a JSON pointer made of the field names
+and vector indices that lead to the object at fault.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+from ptn.core.errors import pointer
+from ptn.program.layout import SCALAR_FORMATS, Field, Layout, Table, load_layout
+from ptn.program.model import FROM_TABLE, UnknownMember
+
+_U16 = struct.Struct("<H").unpack_from
+_U16X2 = struct.Struct("<HH").unpack_from
+_U32 = struct.Struct("<I").unpack_from
+_I32 = struct.Struct("<i").unpack_from
+_SCALAR = {kind: struct.Struct("<" + fmt).unpack_from for kind, fmt in SCALAR_FORMATS.items()}
+
+Result = tuple[Any, int, int]
+"""(decoded object, objects in its expanded subtree, table levels in its subtree)."""
+
+
+class Refusal(Exception):
+    """The buffer does not verify: the rule, the JSON pointer, what is wrong and where."""
+
+    def __init__(self, rule: str, where: str, message: str) -> None:
+        super().__init__(message)
+        self.rule = rule
+        self.pointer = where
+        self.message = message
+
+
+def _empty(f: Field) -> Any:
+    if f.kind == "string":
+        return ""
+    return () if f.kind == "vector" else None
+
+
+class Verifier:
+    """One walk of one buffer. ``visited`` counts the objects verified (each distinct
+    (offset, type) once), ``reached`` the offsets followed (shared ones each time)."""
+
+    def __init__(self, data: bytes, layout: Layout | None = None) -> None:
+        self.layout = layout or load_layout()
+        self.buf = data
+        self.size = len(data)
+        self.limit = self.size // self.layout.bytes_per_object
+        self.max_depth = self.layout.max_depth
+        self.tables = self.layout.tables
+        self.memo: dict[tuple[int, str], Result] = {}
+        self.path: list[str | int] = []
+        self.visited = 0
+        self.reached = 0
+        self.expanded = 0
+        """Objects of the part of the root's expanded tree walked so far."""
+        self.decoded = 0
+        """Bytes of the distinct strings and vectors decoded so far."""
+
+    # -- faults ----------------------------------------------------------------------
+
+    def refuse(self, message: str, *more: str | int, rule: str = "ptg-malformed") -> Any:
+        raise Refusal(rule, pointer(*self.path, *more), message)
+
+    def _count(self, n: int) -> None:
+        self.expanded += n
+        if self.expanded > self.limit:
+            self.refuse(
+                f"more than {self.limit} objects are reached, counting each once per offset "
+                f"that reaches it (at most one per {self.layout.bytes_per_object} bytes): "
+                "shared offsets multiply the work of walking this program"
+            )
+
+    def _bytes(self, pos: int, n: int) -> None:
+        self.decoded += n
+        if self.decoded > self.size:
+            self.refuse(
+                f"the strings and vectors decoded up to byte {pos} take more than the "
+                f"buffer's {self.size} bytes: they overlap"
+            )
+
+    def _depth(self, depth: int, height: int) -> None:
+        if depth + height - 1 > self.max_depth:
+            self.refuse(f"tables nest deeper than {self.max_depth} levels")
+
+    # -- the walk --------------------------------------------------------------------
+
+    def root(self) -> Any:
+        """The decoded root table (the envelope has checked the root offset)."""
+        (start,) = _U32(self.buf, 0)
+        return self.table(start, self.tables[self.layout.root], 1)[0]
+
+    def root_string(self, name: str) -> str | None:
+        """One string field of the root table, verified on its own (None when absent):
+        the version, read before the rest of the walk is known to apply."""
+        table = self.tables[self.layout.root]
+        (pos,) = _U32(self.buf, 0)
+        vt, nslots, tsize = self._table_start(pos, table)
+        f = next(f for f in table.fields if f.name == name and f.kind == "string")
+        off = _U16(self.buf, vt + 4 + 2 * f.slot)[0] if f.slot < nslots else 0
+        if off == 0:
+            return None
+        at = self._field_at(pos, table, f, off, tsize, 4)
+        self.path.append(f.name)
+        value: str = self.string(self._follow(at))[0]
+        self.path.pop()
+        self.memo.clear()
+        self.expanded = self.decoded = 0
+        return value
+
+    def _table_start(self, pos: int, table: Table) -> tuple[int, int, int]:
+        """Check the table header at ``pos``: (vtable position, vtable slots, inline size)."""
+        buf, size, name = self.buf, self.size, table.name
+        if pos & 3:
+            self.refuse(f"{name} table at byte {pos} is not 4-byte aligned")
+        if pos + 4 > size:
+            self.refuse(f"{name} table at byte {pos} runs past the end of the {size}-byte buffer")
+        vt = pos - _I32(buf, pos)[0]
+        if vt < 0 or vt + 4 > size:
+            self.refuse(f"{name} table at byte {pos} has its vtable at {vt}, outside the buffer")
+        if vt & 1:
+            self.refuse(f"{name} table at byte {pos} has its vtable at {vt}, not 2-byte aligned")
+        vsize, tsize = _U16X2(buf, vt)
+        if vsize < 4 or vsize & 1 or vt + vsize > size:
+            self.refuse(
+                f"the vtable of the {name} table at byte {pos} has size {vsize}: not an even "
+                "number of at least 4 bytes inside the buffer"
+            )
+        if tsize < 4 or pos + tsize > size:
+            self.refuse(
+                f"{name} table at byte {pos} declares {tsize} inline bytes: fewer than 4, or "
+                "past the end of the buffer"
+            )
+        return vt, (vsize - 4) >> 1, tsize
+
+    def _field_at(self, pos: int, table: Table, f: Field, off: int, tsize: int, n: int) -> int:
+        """The position of an ``n``-byte field at table offset ``off``, checked."""
+        if off < 4 or off + n > tsize:
+            self.refuse(
+                f"field {table.name}.{f.name} at offset {off} of the table at byte {pos} "
+                f"does not fit in its {tsize} inline bytes",
+                f.name,
+            )
+        at = pos + off
+        if at % n:
+            self.refuse(f"field {table.name}.{f.name} at byte {at} is not {n}-byte aligned", f.name)
+        return at
+
+    def _follow(self, at: int) -> int:
+        (rel,) = _U32(self.buf, at)
+        if rel == 0:
+            self.refuse(f"the offset at byte {at} is 0")
+        return at + rel
+
+    def table(self, pos: int, table: Table, depth: int) -> Result:
+        self.reached += 1
+        key = (pos, table.name)
+        hit = self.memo.get(key)
+        if hit is not None:
+            self._depth(depth, hit[2])
+            self._count(hit[1])
+            return hit
+        self._depth(depth, 1)
+        self.visited += 1
+        self._count(1)
+        vt, nslots, tsize = self._table_start(pos, table)
+        buf, path = self.buf, self.path
+        values: dict[str, Any] = {}
+        weight = height = 1
+        for f in table.fields:
+            kind = f.kind
+            if kind in _SCALAR:
+                off = _U16(buf, vt + 4 + 2 * f.slot)[0] if f.slot < nslots else 0
+                if off == 0:
+                    values[f.name] = f.default
+                else:
+                    value = _SCALAR[kind](buf, self._field_at(pos, table, f, off, tsize, f.size))
+                    values[f.name] = value[0] != 0 if kind == "bool" else value[0]
+                continue
+            if kind == "union":
+                values[f.name], w, h = self._union(pos, table, f, vt, nslots, tsize, depth)
+            else:
+                off = _U16(buf, vt + 4 + 2 * f.slot)[0] if f.slot < nslots else 0
+                if off == 0:
+                    if f.required:
+                        self.refuse(
+                            f"{table.name}.{f.name} is required but absent",
+                            rule="ptg-missing-field",
+                        )
+                    values[f.name] = _empty(f)
+                    continue
+                target = self._follow(self._field_at(pos, table, f, off, tsize, 4))
+                path.append(f.name)
+                if kind == "string":
+                    values[f.name], w, h = self.string(target)
+                elif kind == "table":
+                    values[f.name], w, h = self.table(target, self.tables[f.table or ""], depth + 1)
+                else:
+                    values[f.name], w, h = self.vector(target, f, depth)
+                path.pop()
+            weight += w
+            if h >= height:
+                height = h + 1
+        result = (FROM_TABLE[table.name](values), weight, height)
+        self.memo[key] = result
+        return result
+
+    def _union(
+        self, pos: int, table: Table, f: Field, vt: int, nslots: int, tsize: int, depth: int
+    ) -> Result:
+        buf = self.buf
+        type_slot = f.type_slot or 0
+        off = _U16(buf, vt + 4 + 2 * type_slot)[0] if type_slot < nslots else 0
+        code = buf[self._field_at(pos, table, f, off, tsize, 1)] if off else 0
+        if code == 0:
+            return None, 0, 0
+        members = self.layout.unions[f.union or ""]
+        if code > len(members):
+            return UnknownMember(f.union or "", code), 0, 0
+        member = members[code - 1]
+        off = _U16(buf, vt + 4 + 2 * f.slot)[0] if f.slot < nslots else 0
+        if off == 0:
+            self.refuse(
+                f"{table.name}.{f.name} says {member} but holds no value", rule="ptg-missing-field"
+            )
+        target = self._follow(self._field_at(pos, table, f, off, tsize, 4))
+        self.path.append(f.name)
+        result = self.table(target, self.tables[member], depth + 1)
+        self.path.pop()
+        return result
+
+    def string(self, pos: int) -> Result:
+        self.reached += 1
+        key = (pos, "")
+        hit = self.memo.get(key)
+        if hit is not None:
+            self._count(1)
+            return hit
+        self.visited += 1
+        self._count(1)
+        buf, size = self.buf, self.size
+        if pos & 3:
+            self.refuse(f"string at byte {pos} is not 4-byte aligned")
+        if pos + 4 > size:
+            self.refuse(f"string at byte {pos} runs past the end of the {size}-byte buffer")
+        (n,) = _U32(buf, pos)
+        end = pos + 4 + n
+        if end >= size:
+            self.refuse(f"string at byte {pos} of {n} bytes runs past the end of the buffer")
+        if buf[end] != 0:
+            self.refuse(f"string at byte {pos} is not NUL-terminated")
+        self._bytes(pos, n + 5)
+        try:
+            text = buf[pos + 4 : end].decode("utf-8")
+        except UnicodeDecodeError:
+            self.refuse(f"string at byte {pos} is not UTF-8")
+        result = (text, 1, 0)
+        self.memo[key] = result
+        return result
+
+    def vector(self, pos: int, f: Field, depth: int) -> Result:
+        self.reached += 1
+        items = f.items or ""
+        key = (pos, f"[{f.table or items}]")
+        hit = self.memo.get(key)
+        if hit is not None:
+            self._depth(depth + 1, hit[2])
+            self._count(hit[1])
+            return hit
+        self.visited += 1
+        self._count(1)
+        buf, size, path = self.buf, self.size, self.path
+        if pos & 3:
+            self.refuse(f"vector at byte {pos} is not 4-byte aligned")
+        if pos + 4 > size:
+            self.refuse(f"vector at byte {pos} runs past the end of the {size}-byte buffer")
+        (n,) = _U32(buf, pos)
+        start, width = pos + 4, f.size
+        if n > (size - start) // width:
+            self.refuse(
+                f"vector at byte {pos} of {n} {width}-byte items runs past the end of the "
+                f"{size}-byte buffer"
+            )
+        if width == 8 and n and start & 7:
+            self.refuse(f"vector at byte {pos}: its 8-byte items are not 8-byte aligned")
+        self._bytes(pos, 4 + n * width)
+        if items in SCALAR_FORMATS:
+            values = struct.unpack_from(f"<{n}{SCALAR_FORMATS[items]}", buf, start)
+            result: Result = (tuple(v != 0 for v in values) if items == "bool" else values, 1, 0)
+        else:
+            table = self.tables[f.table] if f.table else None
+            out = []
+            weight, height = 1, 0
+            for i in range(n):
+                path.append(i)
+                target = self._follow(start + 4 * i)
+                obj, w, h = self.string(target) if table is None else self.table(target, table, depth + 1)
+                path.pop()
+                out.append(obj)
+                weight += w
+                if h > height:
+                    height = h
+            result = (tuple(out), weight, height)
+        self.memo[key] = result
+        return result
