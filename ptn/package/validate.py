@@ -16,7 +16,9 @@ from ptn.core.errors import Finding, PtnError, within_budget
 from ptn.core.names import ALIASES, METADATA, PTG, SAFETENSORS
 from ptn.metadata.document import Metadata
 from ptn.package.members import membership_findings
-from ptn.program.envelope import ptg_findings
+from ptn.program.constants import Stored, constant_findings
+from ptn.program.model import Program
+from ptn.program.read import read_program
 from ptn.safetensors.aliases import read_aliases
 from ptn.safetensors.header import TensorInfo, bool_findings, read_header
 from ptn.zip import Member, check_crc, read_members
@@ -33,6 +35,9 @@ class Parsed:
     metadata: Metadata | None = None
     unreadable: dict[str, Finding] = field(default_factory=dict)
     """Members present whose content could not be read, with the finding that says why."""
+    program: Program | None = None
+    """The decoded program; None when program.ptg is absent or could not be read (its
+    findings say why: envelope, an unknown version, a buffer that does not verify)."""
 
 
 def _member_view(buf: memoryview, member: Member) -> memoryview:
@@ -70,7 +75,8 @@ def _stages(
     """Yield the findings of each layer in order; return what was parsed.
 
     ``whole`` (default: ``deep``): every tensor entry will be read (the BOOL data check),
-    so the header's entries are kept from its one parse (``read_header``).
+    so the header's entries are kept from its one parse (``read_header``); they are kept
+    too when the program binds constants, whose entries section 4.3 reads.
     """
     try:
         members, found = read_members(buf)
@@ -93,13 +99,18 @@ def _stages(
     header_found: list[Finding] = []
     data_start = 0
     aliases: dict[str, str] = {}
+    aliases_found: list[Finding] = []
     metadata = None
+    program = None
     if PTG in readable:
-        yield from ptg_findings(_member_view(buf, readable[PTG]))
+        program, ptg_found = read_program(_member_view(buf, readable[PTG]))
+        yield from ptg_found
+    binds = program is not None and any(m.constants for m in program.methods)
     if SAFETENSORS in readable:
         try:
             tensors, data_start, header_found = read_header(
-                _member_view(buf, readable[SAFETENSORS]), whole=deep if whole is None else whole
+                _member_view(buf, readable[SAFETENSORS]),
+                whole=(deep if whole is None else whole) or binds,
             )
             yield from header_found
         except PtnError as err:
@@ -110,11 +121,18 @@ def _stages(
         # entry is broken is still a key of it (its own finding says what is wrong).
         keys = None if SAFETENSORS in unreadable else set(tensors) | set(broken_keys(header_found))
         try:
-            aliases, found = read_aliases(_member_view(buf, readable[ALIASES]), keys)
-            yield from found
+            aliases, aliases_found = read_aliases(_member_view(buf, readable[ALIASES]), keys)
+            yield from aliases_found
         except PtnError as err:
             unreadable[ALIASES] = err.with_member(ALIASES).to_finding()
             yield unreadable[ALIASES]
+    if program is not None:
+        stored = Stored(
+            None if SAFETENSORS in unreadable else tensors,
+            None if ALIASES in unreadable else aliases,
+            broken_keys([*header_found, *aliases_found]),
+        )
+        yield from constant_findings(program, stored)
     if METADATA in readable:
         try:
             metadata = Metadata.parse(_member_view(buf, readable[METADATA]))
@@ -125,7 +143,7 @@ def _stages(
         yield from _crc_findings(buf, members)
         if tensors:
             yield from bool_findings(_member_view(buf, by_name[SAFETENSORS]), data_start, tensors)
-    return Parsed(by_name, tensors, data_start, aliases, metadata, unreadable)
+    return Parsed(by_name, tensors, data_start, aliases, metadata, unreadable, program)
 
 
 # A gap before a tensor leaves the tensor itself readable.

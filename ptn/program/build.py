@@ -9,12 +9,16 @@ layout marks ``write_empty``); required fields are always written, and one that 
 missing is a ``ValueError``.
 
 ``build_program(to_plain(program))`` writes a decoded program again; tests and users
-write small programs with ``ptn.testing.program_for``.
+write small programs with ``ptn.testing.program_for``. ``Encoder`` writes one table at
+a time and hands back a ``Written`` reference that later tables may use in place of a
+dict: a table written once and referenced many times, or nested deeper than Python's
+recursion allows (the hostile programs of ``ptn.testing.hostile``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from flatbuffers.builder import Builder
@@ -41,16 +45,38 @@ _ITEM = {
 
 def build_program(data: Mapping[str, Any]) -> bytes:
     """program.ptg bytes for the plain ``Program`` in ``data``; ValueError if it does not fit."""
-    encoder = _Encoder(load_layout())
-    root = encoder.table(encoder.layout.root, data)
-    encoder.b.Finish(root, file_identifier=encoder.layout.identifier)
-    return bytes(encoder.b.Output())
+    encoder = Encoder()
+    return encoder.finish(encoder.table(encoder.layout.root, data))
 
 
-class _Encoder:
-    def __init__(self, layout: Layout) -> None:
-        self.layout = layout
+@dataclass(frozen=True)
+class Written:
+    """A table already written by an ``Encoder``: usable wherever a dict of it would be."""
+
+    table: str
+    offset: int
+
+
+class Encoder:
+    """One program being written, children before the tables that refer to them."""
+
+    def __init__(self, layout: Layout | None = None) -> None:
+        self.layout = layout or load_layout()
         self.b = Builder(1024)
+
+    def finish(self, root: Written) -> bytes:
+        """The finished buffer, with ``root`` (a root table) as its root."""
+        if root.table != self.layout.root:
+            raise ValueError(f"the root is a {self.layout.root}, not a {root.table}")
+        self.b.Finish(root.offset, file_identifier=self.layout.identifier)
+        return bytes(self.b.Output())
+
+    def _ref(self, name: str, data: Any) -> int:
+        if isinstance(data, Written):
+            if data.table != name:
+                raise ValueError(f"expected a {name}, not the {data.table} written before")
+            return data.offset
+        return self.table(name, data).offset
 
     def _enum(self, f: Field, value: Any, where: str) -> Any:
         if isinstance(value, str) and f.enum is not None:
@@ -60,8 +86,8 @@ class _Encoder:
             return codes[value]
         return value
 
-    def table(self, name: str, data: Mapping[str, Any]) -> int:
-        """Write table ``name`` (children first, as FlatBuffers requires); its offset."""
+    def table(self, name: str, data: Mapping[str, Any]) -> Written:
+        """Write table ``name`` (children first, as FlatBuffers requires)."""
         table = self.layout.tables[name]
         if not isinstance(data, Mapping):
             raise ValueError(f"{name}: expected a dict of fields, not {type(data).__name__}")
@@ -83,7 +109,7 @@ class _Encoder:
             if f.kind == "string":
                 offsets[f.name] = self.b.CreateString(value)
             elif f.kind == "table":
-                offsets[f.name] = self.table(f.table or "", value)
+                offsets[f.name] = self._ref(f.table or "", value)
             elif f.kind == "vector":
                 offsets[f.name] = self.vector(f, value, where)
             else:
@@ -92,7 +118,7 @@ class _Encoder:
                 if member not in members:
                     raise ValueError(f"{where}: {member!r} is not a member of {f.union}")
                 codes[f.name] = members.index(member) + 1
-                offsets[f.name] = self.table(member, fields)
+                offsets[f.name] = self._ref(member, fields)
         b = self.b
         b.StartObject(table.slots)
         for f in table.fields:
@@ -105,8 +131,7 @@ class _Encoder:
                 if f.kind == "union":
                     b.PrependUint8Slot(f.type_slot, codes[f.name], 0)
                 b.PrependUOffsetTRelativeSlot(f.slot, offsets[f.name], 0)
-        end: int = b.EndObject()
-        return end
+        return Written(name, b.EndObject())
 
     def vector(self, f: Field, items: Sequence[Any], where: str) -> int:
         b = self.b
@@ -122,7 +147,7 @@ class _Encoder:
             if kind == "string":
                 offsets = [b.CreateString(s) for s in items]
             else:
-                offsets = [self.table(f.table or "", item) for item in items]
+                offsets = [self._ref(f.table or "", item) for item in items]
             b.StartVector(4, len(offsets), 4)
             for offset in reversed(offsets):
                 b.PrependUOffsetTRelative(offset)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from math import prod
-from typing import Any, Union
+from typing import Any
 
 from ptn.program.layout import load_layout
 
@@ -97,7 +97,7 @@ class UnknownMember:
     type_code: int
 
 
-Quant = Union[AffineGroup, PackedQuant, UnknownMember]
+Quant = AffineGroup | PackedQuant | UnknownMember
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,22 +229,22 @@ class GraphArg:
     graph: Graph
 
 
-ArgValue = Union[
-    TensorArg,
-    NoneArg,
-    IntArg,
-    FloatArg,
-    BoolArg,
-    StringArg,
-    ScalarTypeArg,
-    IntListArg,
-    FloatListArg,
-    BoolListArg,
-    TensorListArg,
-    OptionalTensorListArg,
-    GraphArg,
-    UnknownMember,
-]
+ArgValue = (
+    TensorArg
+    | NoneArg
+    | IntArg
+    | FloatArg
+    | BoolArg
+    | StringArg
+    | ScalarTypeArg
+    | IntListArg
+    | FloatListArg
+    | BoolListArg
+    | TensorListArg
+    | OptionalTensorListArg
+    | GraphArg
+    | UnknownMember
+)
 
 
 # -- the graph ----------------------------------------------------------------------------

@@ -53,9 +53,7 @@ def read_program(data: bytes | bytearray | memoryview) -> tuple[Program | None, 
 def method_findings(program: Program) -> list[Finding]:
     """ptg-no-methods, ptg-empty-method-name, ptg-duplicate-method-name."""
     if not program.methods:
-        return [
-            Finding("ptg-no-methods", "error", PTG, "/methods", "the program has no methods")
-        ]
+        return [Finding("ptg-no-methods", "error", PTG, "/methods", "the program has no methods")]
     findings = FindingBudget()  # 10^5 nameless methods list 100
     first: dict[str, int] = {}
     for i, method in enumerate(program.methods):

@@ -319,7 +319,10 @@ class Verifier:
             for i in range(n):
                 path.append(i)
                 target = self._follow(start + 4 * i)
-                obj, w, h = self.string(target) if table is None else self.table(target, table, depth + 1)
+                if table is None:
+                    obj, w, h = self.string(target)
+                else:
+                    obj, w, h = self.table(target, table, depth + 1)
                 path.pop()
                 out.append(obj)
                 weight += w

@@ -16,9 +16,13 @@ import zlib
 from collections.abc import Callable
 
 from ptn.json.strict import PARSE_DEPTH_CAP
+from ptn.program.build import Encoder, Written
+from ptn.testing.programs import program_for
 from ptn.zip.writer import ZipWriter
 
-PROGRAM = b"\x10\x00\x00\x00NPTG" + bytes(56)
+PROGRAM = program_for()
+"""The smallest real program: one method, ``forward``, that binds nothing and returns
+nothing (132 bytes). Packages that store constants need ``program_for(constants)``."""
 
 
 def _fill(head: bytes, item: bytes, tail: bytes, size: int) -> bytes:
@@ -105,11 +109,11 @@ def long_int(digits: int) -> bytes:
 # -- packages ------------------------------------------------------------------------------
 
 
-def package(members: dict[str, bytes]) -> bytes:
-    """A ``.ptn`` holding ``program.ptg`` plus ``members`` (name -> bytes)."""
+def package(members: dict[str, bytes], program: bytes = PROGRAM) -> bytes:
+    """A ``.ptn`` holding ``program.ptg`` (``program``) plus ``members`` (name -> bytes)."""
     out = io.BytesIO()
     with ZipWriter(out) as zw:
-        for name, body in {"program.ptg": PROGRAM, **members}.items():
+        for name, body in {"program.ptg": program, **members}.items():
             zw.add(name, [body], len(body))
     return out.getvalue()
 
@@ -147,6 +151,69 @@ def metadata_package(document: bytes) -> bytes:
     return package({"metadata.json": document})
 
 
+# -- programs --------------------------------------------------------------------------------
+
+
+_OUTPUT_NODE = {"name": "output", "op_kind": "OUTPUT"}
+
+
+def _finish(encoder: Encoder, graph: Written) -> bytes:
+    """The program whose one method, ``forward``, has ``graph``."""
+    method = {"name": "forward", "graph": graph}
+    return encoder.finish(encoder.table("Program", {"version": "1", "methods": [method]}))
+
+
+def deep_program(depth: int) -> bytes:
+    """A method whose graph holds a subgraph (GraphArg) holding a subgraph... ``depth``
+    times: five tables a level, so past the verifier's 64 levels from depth 13 on."""
+    encoder = Encoder()
+    graph = encoder.table("Graph", {"nodes": [_OUTPUT_NODE]})
+    for i in range(depth):
+        call = {"value": ("GraphArg", {"name": f"body{i}", "graph": graph})}
+        node = {
+            "name": f"cond{i}",
+            "target": "torch.ops.higher_order.cond",
+            "inputs": [{"arg": call}],
+        }
+        graph = encoder.table("Graph", {"nodes": [node, _OUTPUT_NODE]})
+    return _finish(encoder, graph)
+
+
+def shared_program(references: int, *, width: int = 4) -> bytes:
+    """A graph whose node list names one node ``references`` times; that node has
+    ``width`` tensor arguments. Each reference costs the buffer 4 bytes, and walking it
+    (as a tree) costs the node's 4 + 4 * width tables and strings: refused past one
+    object per 4 bytes."""
+    encoder = Encoder()
+    node = encoder.table(
+        "Node",
+        {
+            "name": "add",
+            "target": "torch.ops.aten.add.Tensor",
+            "inputs": [{"arg": {"value": ("TensorArg", {"name": "x"})}}] * width,
+        },
+    )
+    graph = encoder.table("Graph", {"nodes": [node] * references + [_OUTPUT_NODE]})
+    return _finish(encoder, graph)
+
+
+def doubling_program(levels: int) -> bytes:
+    """Graph k + 1 holds two nodes that share one subgraph argument, graph k: a walk of it
+    as a tree visits 2^levels graphs, in a buffer that grows linearly with ``levels``."""
+    encoder = Encoder()
+    graph = encoder.table("Graph", {"nodes": [_OUTPUT_NODE]})
+    for i in range(levels):
+        node = encoder.table(
+            "Node",
+            {
+                "name": f"n{i}",
+                "inputs": [{"arg": {"value": ("GraphArg", {"name": "g", "graph": graph})}}],
+            },
+        )
+        graph = encoder.table("Graph", {"nodes": [node, node, _OUTPUT_NODE]})
+    return _finish(encoder, graph)
+
+
 def seeds() -> dict[str, bytes]:
     """Small hostile packages, one per kind of input above: fuzzing seeds."""
     return {
@@ -163,6 +230,9 @@ def seeds() -> dict[str, bytes]:
         "shared-extras": shared_extras(64),
         "descriptor-decoy": descriptor_decoy(),
         "unicode-path": unicode_path_extra(),
+        "deep-program": package({}, deep_program(20)),
+        "shared-program": package({}, shared_program(200)),
+        "doubling-program": package({}, doubling_program(10)),
     }
 
 

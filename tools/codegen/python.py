@@ -177,6 +177,7 @@ def python_outputs(schema_dir: Path, info: SchemaInfo) -> dict[str, str]:
         # PEP 561: type checkers read the installed model's annotations (list[int]...).
         f"{base}/py.typed": header("#", "schema/*"),
     }
-    for schema in sorted(schema_dir.glob("*.schema.json")):
+    # The JSON Schemas and program.layout.json (ptn.core.resources.FILES), verbatim.
+    for schema in sorted(schema_dir.glob("*.json")):
         outputs[f"{base}/schemas/{schema.name}"] = schema.read_text(encoding="utf-8")
     return outputs

@@ -5,6 +5,8 @@ Layout under generated/typescript/ (``npm ci && npx tsc`` builds ``dist/``):
 - ``src/metadata.ts``: generated from the schema: the tables and ``Metadata`` with one
   accessor per well-known name (``get_windows`` -> ``windows()``), plus the
   ``WellKnownMetadata`` interface; ``src/index.ts``, which re-exports it with the runtime;
+- ``src/program_layout.ts``: schema/program.layout.json as the table the program
+  verifier (``program.ts``) walks (tools/codegen/program_layout.py);
 - ``src/rules.ts``: every rule id of spec.md with its severity (from the rule headings);
   ``src/package.ts``: ``validatePackage`` and ``inspectPackage`` bound to the generated
   metadata tables and rule table;
@@ -39,6 +41,7 @@ from tools.codegen.common import (
     runtime_copies,
     unique_accessors,
 )
+from tools.codegen.program_layout import program_layout_output
 from tools.codegen.rule_ids import rule_headings
 from tools.codegen.schema_info import SchemaInfo, WellKnown
 
@@ -50,6 +53,10 @@ TS_RUNTIME = (
     "src/globals.d.ts",
     "src/byte_source.ts",
     "src/zip_reader.ts",
+    "src/budget.ts",
+    "src/pyrepr.ts",
+    "src/program.ts",
+    "src/program_constants.ts",
     "src/package_api.ts",
     "src/package_core.ts",
     "src/node.ts",
@@ -254,6 +261,7 @@ PACKAGE_MODULE = """// validatePackage and inspectPackage, bound to the schema a
 
 import { Metadata, METADATA_TABLES } from "./metadata.js";
 import { packageFunctions } from "./package_core.js";
+import { PROGRAM_LAYOUT } from "./program_layout.js";
 import { RULE_SEVERITY } from "./rules.js";
 
 /**
@@ -266,6 +274,7 @@ export const { validatePackage, inspectPackage } = packageFunctions({
   severity: RULE_SEVERITY,
   parseMetadata: (bytes) => Metadata.parse(bytes),
   wellKnown: METADATA_TABLES.wellKnown,
+  programLayout: PROGRAM_LAYOUT,
 });
 """
 
@@ -292,7 +301,11 @@ def typescript_outputs(info: SchemaInfo, root: Path) -> dict[str, str]:
         + 'export { crc32 } from "./zip_reader.js";\n'
         + 'export * from "./rules.js";\n'
         + 'export * from "./package.js";\n'
+        + "export { readProgram, Verifier } from \"./program.js\";\n"
+        + "export type { Decoded, LayoutField, ProgramLayout, UnionValue } from \"./program.js\";\n"
+        + 'export { PROGRAM_LAYOUT } from "./program_layout.js";\n'
     )
+    outputs["typescript/src/program_layout.ts"] = program_layout_output(root)
     outputs["typescript/src/rules.ts"] = emit_rules_module(
         (root / "spec.md").read_text(encoding="utf-8")
     )

@@ -2,6 +2,8 @@
 // prints them (schema/report.schema.json), and a package described as `ptn inspect --json`
 // describes it.
 
+import type { ProgramLayout } from "./program.js";
+
 /** "error" invalidates a package, "warning" does not. */
 export type Severity = "error" | "warning";
 
@@ -116,6 +118,8 @@ export interface Inspection {
 
 /** What the schema-dependent part of the binding gives the validator (see package.ts). */
 export interface PackageTables {
+  /** The program layout (the generated program_layout.ts). */
+  readonly programLayout: ProgramLayout;
   /** Every rule id of spec.md with the severity its heading gives. */
   readonly severity: Readonly<Record<string, Severity>>;
   /** Parse metadata.json (throws PtnError); the generated Metadata.parse. */

@@ -12,21 +12,24 @@ import type {
   MemberRow,
   MetadataRow,
   PackageTables,
-  Severity,
   TensorRow,
   UnreadablePart,
   ValidateOptions,
 } from "./package_api.js";
 import { MAX_JSON_BYTES, PtnError, parseJson, pointer, type JsonValue } from "./strict_json.js";
+import { Budget, raw } from "./budget.js";
+import { readProgram, readsTables, type Decoded } from "./program.js";
+import { constantFindings } from "./program_constants.js";
+import { byCodePoint, repr } from "./pyrepr.js";
 import { crc32, readMembers, Reader, u32, type Crc32, type Member, type RawFinding } from "./zip_reader.js";
+
+export { MAX_FINDINGS_PER_FILE, MAX_FINDINGS_PER_RULE } from "./budget.js";
 
 export const PTG = "program.ptg";
 export const SAFETENSORS = "program.safetensors";
 export const ALIASES = "aliases.json";
 export const METADATA = "metadata.json";
 const KNOWN = [PTG, SAFETENSORS, ALIASES, METADATA];
-const PTG_IDENTIFIER = "NPTG";
-const PTG_MAX_BYTES = 2 ** 30;
 const METADATA_KEY = "__metadata__";
 const MAX_HEADER_BYTES = 64 * 1024 * 1024;
 const MAX_RANK = 64;
@@ -40,124 +43,9 @@ const ITEMSIZE: Record<string, number> = {
 /** Deep reads go in chunks of this many bytes (one request each for a URL). */
 const CHUNK = 8 << 20;
 const METHOD_DEFLATE = 8;
-export const MAX_FINDINGS_PER_RULE = 100;
-export const MAX_FINDINGS_PER_FILE = 1000;
-
-function raw(rule: string, severity: Severity, member: string | null, where: string | null, message: string): RawFinding {
-  return { rule, severity, member, pointer: where, message, more: 0 };
-}
 
 function fromError(err: PtnError, member?: string): RawFinding {
   return raw(err.rule, "error", err.member ?? member ?? null, err.pointer, err.detail);
-}
-
-/** At most 100 findings per (rule, severity) and 1,000 in all, then one summary per cut rule
- * (ptn.core.errors.FindingBudget). */
-class Budget {
-  readonly kept: RawFinding[] = [];
-  readonly #listed = new Map<string, number>();
-  readonly #leftOut = new Map<string, { rule: string; severity: Severity; n: number }>();
-  #count = 0;
-
-  room(rule: string, severity: Severity): boolean {
-    return (
-      (this.#listed.get(`${rule}\u0000${severity}`) ?? 0) < MAX_FINDINGS_PER_RULE &&
-      this.#count < MAX_FINDINGS_PER_FILE
-    );
-  }
-
-  skip(rule: string, severity: Severity, n = 1): void {
-    const key = `${rule}\u0000${severity}`;
-    const entry = this.#leftOut.get(key) ?? { rule, severity, n: 0 };
-    entry.n += n;
-    this.#leftOut.set(key, entry);
-  }
-
-  admit(f: RawFinding): boolean {
-    if (f.more === 0 && this.room(f.rule, f.severity)) {
-      const key = `${f.rule}\u0000${f.severity}`;
-      this.#listed.set(key, (this.#listed.get(key) ?? 0) + 1);
-      this.#count += 1;
-      return true;
-    }
-    this.skip(f.rule, f.severity, f.more || 1);
-    return false;
-  }
-
-  append(f: RawFinding): void {
-    if (this.admit(f)) this.kept.push(f);
-  }
-
-  summaries(): RawFinding[] {
-    return [...this.#leftOut.values()].map(({ rule, severity, n }) => ({
-      rule,
-      severity,
-      member: null,
-      pointer: null,
-      message:
-        `${n} more findings of this rule are not listed (at most ${MAX_FINDINGS_PER_RULE} per rule and ` +
-        `${MAX_FINDINGS_PER_FILE} per file are)`,
-      more: n,
-    }));
-  }
-
-  finish(): RawFinding[] {
-    return [...this.kept, ...this.summaries()];
-  }
-}
-
-/** What Python's repr escapes in a str: backslash, quotes, and the characters that
- * str.isprintable rejects (categories C, Zl, Zp, and Zs other than the space). */
-const NOT_PRINTED = /[\\'"\p{C}\p{Zl}\p{Zp}]|(?! )\p{Zs}/gu;
-const SHORT_ESCAPES: Record<string, string> = { "\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r" };
-
-function escapeChar(ch: string, quote: string): string {
-  if (ch === "'" || ch === '"') return ch === quote ? "\\" + ch : ch;
-  const short = SHORT_ESCAPES[ch];
-  if (short !== undefined) return short;
-  const cp = ch.codePointAt(0) ?? 0;
-  if (cp < 0x100) return "\\x" + cp.toString(16).padStart(2, "0");
-  if (cp < 0x10000) return "\\u" + cp.toString(16).padStart(4, "0");
-  return "\\U" + cp.toString(16).padStart(8, "0");
-}
-
-/** Python's repr of a str, as the reference's messages quote keys and names. */
-function repr(value: unknown): string {
-  if (typeof value === "string") {
-    const quote = value.includes("'") && !value.includes('"') ? '"' : "'";
-    return quote + value.replace(NOT_PRINTED, (ch) => escapeChar(ch, quote)) + quote;
-  }
-  if (typeof value === "bigint") return value.toString();
-  if (value === null) return "None";
-  if (value === true) return "True";
-  if (value === false) return "False";
-  if (typeof value === "number") return floatRepr(value);
-  if (Array.isArray(value)) return `[${value.map(repr).join(", ")}]`;
-  if (value instanceof Map) return `{${[...value].map(([k, v]) => `${repr(k)}: ${repr(v)}`).join(", ")}}`;
-  return String(value);
-}
-
-/** Python's repr of a float: shortest digits, ".0" on integers, exponent form (two-digit
- * exponent) below 1e-4 and from 1e16. */
-function floatRepr(x: number): string {
-  if (!Number.isFinite(x)) return Number.isNaN(x) ? "nan" : x > 0 ? "inf" : "-inf";
-  if (x === 0) return Object.is(x, -0) ? "-0.0" : "0.0";
-  const [mantissa = "", exponent = "0"] = x.toExponential().split("e");
-  const e = Number(exponent);
-  if (e >= 16 || e < -4) return `${mantissa}e${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(2, "0")}`;
-  const plain = String(x);
-  return plain.includes(".") ? plain : plain + ".0";
-}
-
-/** Python's sort order of strings: by code point. */
-function byCodePoint(a: string, b: string): number {
-  const x = [...a];
-  const y = [...b];
-  for (let i = 0; i < Math.min(x.length, y.length); i++) {
-    const d = (x[i] as string).codePointAt(0)! - (y[i] as string).codePointAt(0)!;
-    if (d) return d;
-  }
-  return x.length - y.length;
 }
 
 function membershipFindings(names: string[]): RawFinding[] {
@@ -182,42 +70,6 @@ function membershipFindings(names: string[]): RawFinding[] {
       "aliases.json without program.safetensors: its owners name no constant"));
   }
   return findings;
-}
-
-function ptgFindings(size: number, head: Uint8Array): RawFinding[] {
-  if (size < 8) {
-    return [raw("ptg-too-short", "error", PTG, null, `program.ptg has ${size} bytes; a FlatBuffer needs at least 8`)];
-  }
-  const findings: RawFinding[] = [];
-  const ident = String.fromCharCode(...head.subarray(4, 8));
-  if (ident !== PTG_IDENTIFIER) {
-    findings.push(raw("ptg-bad-identifier", "error", PTG, null,
-      `file identifier is ${bytesRepr(head.subarray(4, 8))}, expected b'NPTG'`));
-  }
-  const root = u32(head, 0);
-  if (!(root >= 8 && root < size)) {
-    findings.push(raw("ptg-bad-root-offset", "error", PTG, null, `root table offset ${root} is outside the member [8, ${size})`));
-  }
-  if (size > PTG_MAX_BYTES) {
-    findings.push(raw("ptg-too-large", "warning", PTG, null,
-      `program.ptg has ${size} bytes; the reference runtime refuses programs over ${PTG_MAX_BYTES}`));
-  }
-  return findings;
-}
-
-/** Python's repr of bytes (b'NPTG', b'\x00\x01'). */
-function bytesRepr(b: Uint8Array): string {
-  let out = "";
-  for (const c of b) {
-    if (c === 0x5c) out += "\\\\";
-    else if (c === 0x27) out += "\\'";
-    else if (c === 0x09) out += "\\t";
-    else if (c === 0x0a) out += "\\n";
-    else if (c === 0x0d) out += "\\r";
-    else if (c >= 0x20 && c < 0x7f) out += String.fromCharCode(c);
-    else out += "\\x" + c.toString(16).padStart(2, "0");
-  }
-  return `b'${out}'`;
 }
 
 interface TensorInfo {
@@ -685,10 +537,14 @@ async function* stages(
   }
   const readable = (name: string): Member | undefined => (unreadable.has(name) ? undefined : byName.get(name));
   const ptg = readable(PTG);
+  let program: Decoded | null = null;
   if (ptg !== undefined) {
-    const head = await r.bytes(ptg.dataOffset, Math.min(8, ptg.size));
-    inspection.program = { size: ptg.size, identifier: String.fromCharCode(...head.subarray(4, 8)) };
-    yield* ptgFindings(ptg.size, head);
+    // The whole member, to verify its tables (only the envelope of one over the runtime's cap).
+    const bytes = await r.bytes(ptg.dataOffset, readsTables(ptg.size) ? ptg.size : Math.min(8, ptg.size));
+    inspection.program = { size: ptg.size, identifier: String.fromCharCode(...bytes.subarray(4, 8)) };
+    const read = readProgram(bytes, tables.programLayout, ptg.size);
+    program = read.program;
+    yield* read.findings;
   }
   let tensors = new Map<string, TensorInfo>();
   let headerFindings: RawFinding[] = [];
@@ -709,6 +565,7 @@ async function* stages(
     }
   }
   const al = readable(ALIASES);
+  let aliasFindings: RawFinding[] = [];
   if (al !== undefined) {
     // Owners can be checked only against a header that was read; an owner whose entry is
     // broken is still a key of it (its own finding says what is wrong).
@@ -718,12 +575,21 @@ async function* stages(
     try {
       const read = await readAliases(r, al, keys);
       parsed.aliases = read.aliases;
+      aliasFindings = read.findings;
       yield* read.findings;
     } catch (err) {
       const finding = fromError(contentError(err), ALIASES);
       unreadable.set(ALIASES, finding);
       yield finding;
     }
+  }
+  if (program !== null) {
+    const stored = {
+      tensors: unreadable.has(SAFETENSORS) ? null : tensors,
+      aliases: unreadable.has(ALIASES) ? null : parsed.aliases,
+      broken: brokenKeys([...headerFindings, ...aliasFindings]),
+    };
+    yield* constantFindings(program, stored, tables.programLayout);
   }
   const meta = readable(METADATA);
   if (meta !== undefined) {

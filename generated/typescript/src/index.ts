@@ -7,3 +7,6 @@ export * from "./package_api.js";
 export { crc32 } from "./zip_reader.js";
 export * from "./rules.js";
 export * from "./package.js";
+export { readProgram, Verifier } from "./program.js";
+export type { Decoded, LayoutField, ProgramLayout, UnionValue } from "./program.js";
+export { PROGRAM_LAYOUT } from "./program_layout.js";

@@ -3,6 +3,7 @@
 
 import { Metadata, METADATA_TABLES } from "./metadata.js";
 import { packageFunctions } from "./package_core.js";
+import { PROGRAM_LAYOUT } from "./program_layout.js";
 import { RULE_SEVERITY } from "./rules.js";
 
 /**
@@ -15,4 +16,5 @@ export const { validatePackage, inspectPackage } = packageFunctions({
   severity: RULE_SEVERITY,
   parseMetadata: (bytes) => Metadata.parse(bytes),
   wellKnown: METADATA_TABLES.wellKnown,
+  programLayout: PROGRAM_LAYOUT,
 });
