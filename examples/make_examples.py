@@ -14,11 +14,11 @@ import numpy as np
 
 import ptn
 from ptn.package.write import write_atomically
+from ptn.testing import program_for
 
 HERE = Path(__file__).resolve().parent
 INVALID = HERE.parent / "invalid-examples"
-# A minimal FlatBuffer envelope: root table offset 16, file identifier NPTG.
-PROGRAM = b"\x10\x00\x00\x00NPTG" + bytes(56)
+CACHES = ["kv_cache.k", "kv_cache.v"]
 
 
 def tiny_llm() -> tuple[dict[str, np.ndarray], dict[str, object]]:
@@ -60,13 +60,16 @@ def write_all(out: Path = HERE, invalid_out: Path = INVALID) -> list[Path]:
     invalid_out.mkdir(parents=True, exist_ok=True)
     constants, metadata = tiny_llm()
     written = [out / "tiny-llm.ptn", out / "no-constants.ptn", invalid_out / "bad-token-id.ptn"]
-    ptn.save(written[0], PROGRAM, constants, metadata, mutable_keys=["kv_cache.k", "kv_cache.v"])
-    ptn.save(written[1], PROGRAM, metadata={"general.name": "no-constants"})
+    # A real program.ptg: one method, forward, binding every constant (the caches mutated).
+    program = program_for(constants, mutated=CACHES)
+    ptn.save(written[0], program, constants, metadata, mutable_keys=CACHES)
+    empty = program_for()  # binds nothing: a method with no constants
+    ptn.save(written[1], empty, metadata={"general.name": "no-constants"})
     # Deliberately invalid: an eos id beyond the vocabulary. ptn.save refuses to
     # write that, so the member is written raw, the way a buggy exporter might.
     bad = b'{"get_eos_ids":[2,99],"get_vocab_size":64}\n'
     write_atomically(
-        written[2], [("program.ptg", [PROGRAM], len(PROGRAM)), ("metadata.json", [bad], len(bad))]
+        written[2], [("program.ptg", [empty], len(empty)), ("metadata.json", [bad], len(bad))]
     )
     return written
 

@@ -60,8 +60,10 @@ class Written:
 class Encoder:
     """One program being written, children before the tables that refer to them."""
 
-    def __init__(self, layout: Layout | None = None) -> None:
+    def __init__(self, layout: Layout | None = None, *, require: bool = True) -> None:
+        """``require=False`` lets required fields be left out: for hostile programs."""
         self.layout = layout or load_layout()
+        self.require = require
         self.b = Builder(1024)
 
     def finish(self, root: Written) -> bytes:
@@ -105,6 +107,8 @@ class Encoder:
             if empty and not (f.required or (f.write_empty and value is not None)):
                 continue
             if value is None:
+                if not self.require:
+                    continue
                 raise ValueError(f"{where} is required")
             if f.kind == "string":
                 offsets[f.name] = self.b.CreateString(value)

@@ -19,6 +19,7 @@ import numpy as np
 from ptn.program.build import build_program
 from ptn.program.layout import load_layout
 from ptn.program.model import TensorMeta
+from ptn.program.plain import table_plain
 from ptn.safetensors.frameworks import to_numpy
 from ptn.safetensors.tensors import dtype_of
 
@@ -36,11 +37,7 @@ Spec = Any
 def tensor_meta(value: Spec) -> dict[str, Any]:
     """The plain TensorMeta of ``value`` (static sizes, contiguous order)."""
     if isinstance(value, TensorMeta):
-        return {
-            "dtype": value.dtype,
-            "sizes": [{"min": d.min, "max": d.max} for d in value.sizes],
-            "dim_order": list(value.contiguous_order),
-        }
+        return table_plain("TensorMeta", value)
     if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str):
         name, shape = value[0], tuple(value[1])
     elif isinstance(value, (np.ndarray, np.generic)):
@@ -129,7 +126,8 @@ def program_for(
     methods: Sequence[str] | Mapping[str, Iterable[str]] = ("forward",),
 ) -> bytes:
     """program.ptg bytes binding ``constants`` (key -> array, tensor, (dtype, shape) or
-    TensorMeta) in each of ``methods`` (names, or name -> the keys that method binds).
+    TensorMeta) in each of ``methods`` (names, or name -> the keys that method binds; a
+    name given twice gives two methods of that name).
 
     ``mutated``: keys the methods update in place (persistent buffers; pass them to
     ``ptn.save`` as ``mutable_keys`` too). ``mutable_buffers``: fqn -> spec of buffers
@@ -146,8 +144,8 @@ def program_for(
     if unknown:
         raise ValueError(f"mutated keys without a constant: {sorted(unknown)}")
     buffers = {fqn: tensor_meta(v) for fqn, v in (mutable_buffers or {}).items()}
-    plan = methods if isinstance(methods, Mapping) else {name: list(metas) for name in methods}
-    for name, keys in plan.items():
+    plan = list(methods.items()) if isinstance(methods, Mapping) else [(n, metas) for n in methods]
+    for name, keys in plan:
         stray = set(keys) - set(metas)
         if stray:
             raise ValueError(f"method {name!r} binds keys without a constant: {sorted(stray)}")
@@ -155,7 +153,7 @@ def program_for(
         {
             "version": _LAYOUT.versions[-1],
             "methods": [
-                _method(name, list(keys), metas, changing, buffers) for name, keys in plan.items()
+                _method(name, list(keys), metas, changing, buffers) for name, keys in plan
             ],
         }
     )

@@ -32,10 +32,11 @@ from typing import Any
 import numpy as np
 
 import ptn
-from ptn.testing import hostile
+from ptn.testing import hostile, program_for
 from ptn.zip import MAX_MEMBERS
 from ptn.zip.writer import ZipWriter
 from tools import REPO_ROOT
+from tools.conformance import program_vectors as pv
 
 VECTORS = REPO_ROOT / "tests" / "vectors" / "packages"
 PROGRAM = hostile.PROGRAM
@@ -126,10 +127,12 @@ def _saved(
     metadata: dict[str, object] | None = None,
     mutable_keys: tuple[str, ...] = (),
 ) -> bytes:
-    """What ``ptn.save`` writes for these inputs (reproducible: same bytes every run)."""
+    """What ``ptn.save`` writes for these inputs (reproducible: same bytes every run), with
+    a program binding every constant."""
+    program = program_for(constants, mutated=mutable_keys)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "v.ptn"
-        ptn.save(path, PROGRAM, constants, metadata, mutable_keys=mutable_keys)
+        ptn.save(path, program, constants, metadata, mutable_keys=mutable_keys)
         return path.read_bytes()
 
 
@@ -149,8 +152,14 @@ def _base() -> bytes:
     )
 
 
-def _with_tensor(header: dict[str, object], data: bytes) -> bytes:
-    return hostile.package({"program.safetensors": hostile.safetensors(header, data)})
+def _with_tensor(header: dict[str, object], data: bytes, bind: bool = False) -> bytes:
+    """A package storing ``header`` and ``data`` as given; ``bind``: its program binds every
+    entry (else it binds nothing, and a readable entry also draws ptg-unused-constant)."""
+    program = PROGRAM
+    if bind:
+        entries = {k: v for k, v in header.items() if k != "__metadata__"}
+        program = program_for({k: (e["dtype"], e["shape"]) for k, e in entries.items()})  # type: ignore[index]
+    return hostile.package({"program.safetensors": hostile.safetensors(header, data)}, program)
 
 
 def _one_u8() -> bytes:
@@ -165,7 +174,9 @@ def _json_st(header: bytes, data: bytes) -> bytes:
 
 
 def _aliases(document: bytes) -> bytes:
-    return hostile.package({"program.safetensors": _one_u8(), "aliases.json": document})
+    """One U8 tensor ``w``, which the program binds, and ``document`` as aliases.json."""
+    program = program_for({"w": ("U8", (1,))})
+    return hostile.package({"program.safetensors": _one_u8(), "aliases.json": document}, program)
 
 
 def _f32(key_offsets: dict[str, tuple[int, int]]) -> dict[str, object]:
@@ -389,7 +400,7 @@ def unaligned_tensor() -> bytes:
     text = b'{"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}'
     text += b" " * (57 - len(text))
     image = struct.pack("<Q", len(text)) + text + bytes(8)
-    return hostile.package({"program.safetensors": image})
+    return hostile.package({"program.safetensors": image}, program_for({"w": ("F32", (2,))}))
 
 
 def valid_every_dtype() -> bytes:
@@ -461,7 +472,9 @@ VECTORS_LIST: tuple[Vector, ...] = (
     Vector("empty-aliases", lambda: _aliases(b"{}"), "an empty aliases.json: a warning"),
     Vector(
         "st-metadata-present",
-        lambda: _with_tensor({"__metadata__": {"format": "pt"}, **_f32({"w": (0, 4)})}, bytes(4)),
+        lambda: _with_tensor(
+            {"__metadata__": {"format": "pt"}, **_f32({"w": (0, 4)})}, bytes(4), bind=True
+        ),
         "__metadata__ other than {}: a warning",
     ),
     Vector(
@@ -469,9 +482,39 @@ VECTORS_LIST: tuple[Vector, ...] = (
         lambda: _with_tensor(
             {"c": {"dtype": "C64", "shape": [1], "data_offsets": [0, 8]}}, bytes(8)
         ),
-        "a C64 tensor: a warning",
+        "a C64 tensor: a warning; no program can bind it (no ScalarType): ptg-unused-constant",
     ),
     Vector("unaligned-tensor", unaligned_tensor, "an F32 tensor at member offset 65: a warning"),
+    Vector(
+        "executorch-two-methods",
+        lambda: pv.real("two_methods"),
+        "written by ExecuTorch 1.5.1: two methods sharing weights; unaligned members warn",
+    ),
+    Vector(
+        "executorch-kv-cache",
+        lambda: pv.real("kv_cache"),
+        "written by ExecuTorch 1.5.1: persistent KV-cache buffers the method mutates",
+    ),
+    Vector(
+        "ptg-unknown-version",
+        lambda: pv.version("2"),
+        "program version '2': a warning, and the program's tables are not read",
+    ),
+    Vector(
+        "ptg-unused-constant",
+        pv.unused_constant,
+        "old.weight is stored, and no method binds it: a warning",
+    ),
+    Vector(
+        "dynamic-constant",
+        pv.dynamic_shape,
+        "a constant bound with sizes [1..4, 3], stored as [2, 3]",
+    ),
+    Vector(
+        "quantized-constant",
+        lambda: pv.int4(12),
+        "a 4-bit AffineGroup weight (24 values in 12 bytes) and its scales",
+    ),
     # zip-
     Vector(
         "not-a-zip",
@@ -624,6 +667,97 @@ VECTORS_LIST: tuple[Vector, ...] = (
         lambda: hostile.package({"program.ptg": b"\xff\xff\xff\x7fNPTG" + bytes(56)}),
         "root offset 0x7fffffff in a 64-byte member",
         "ptg-bad-root-offset",
+    ),
+    Vector(
+        "ptg-malformed-vtable",
+        pv.vtable_outside,
+        "a node's vtable offset points before the start of the program",
+        "ptg-malformed",
+    ),
+    Vector(
+        "ptg-malformed-string",
+        pv.string_not_terminated,
+        "a constant's data_key without its terminating NUL",
+        "ptg-malformed",
+    ),
+    Vector(
+        "ptg-malformed-truncated",
+        pv.truncated_program,
+        "the first half of a program: offsets past its end",
+        "ptg-malformed",
+    ),
+    Vector(
+        "ptg-malformed-deep",
+        lambda: pv.with_program(hostile.deep_program(20)),
+        "subgraphs nested 20 deep (100 tables): past 64 levels",
+        "ptg-malformed",
+    ),
+    Vector(
+        "ptg-malformed-shared",
+        lambda: pv.with_program(hostile.shared_program(200)),
+        "one node listed 200 times: more objects reached than one per 4 bytes",
+        "ptg-malformed",
+    ),
+    Vector(
+        "ptg-missing-field",
+        pv.method_without_graph,
+        "a method without its graph",
+        "ptg-missing-field",
+    ),
+    Vector("ptg-no-methods", pv.no_methods, "an empty methods vector", "ptg-no-methods"),
+    Vector(
+        "ptg-empty-method-name",
+        lambda: pv.with_program(program_for(methods=("",))),
+        "a method named ''",
+        "ptg-empty-method-name",
+    ),
+    Vector(
+        "ptg-duplicate-method-name",
+        lambda: pv.with_program(program_for(methods=("forward", "forward"))),
+        "two methods named forward",
+        "ptg-duplicate-method-name",
+    ),
+    Vector(
+        "ptg-missing-constant",
+        pv.missing_constant,
+        "constant 'p_l1_bias' (data_key 'l1.bias') stored nowhere",
+        "ptg-missing-constant",
+    ),
+    Vector(
+        "ptg-constant-dtype-mismatch",
+        pv.dtype_mismatch,
+        "w bound as F16, stored as F32",
+        "ptg-constant-dtype-mismatch",
+    ),
+    Vector(
+        "ptg-constant-shape-mismatch",
+        pv.shape_mismatch,
+        "w bound as [3, 2], stored as [2, 3]",
+        "ptg-constant-shape-mismatch",
+    ),
+    Vector(
+        "ptg-constant-size-mismatch",
+        lambda: pv.int4(24),
+        "a 4-bit AffineGroup weight of 24 values (12 bytes packed) stored as 24 bytes",
+        "ptg-constant-size-mismatch",
+    ),
+    Vector(
+        "ptg-mutated-alias",
+        pv.mutated_alias,
+        "k bound mutated, and the owner of alias v in aliases.json",
+        "ptg-mutated-alias",
+    ),
+    Vector(
+        "ptg-mutable-buffer-stored",
+        pv.mutable_buffer_stored,
+        "bytes stored under the fqn of a mutable buffer (also unbound: a warning)",
+        "ptg-mutable-buffer-stored",
+    ),
+    Vector(
+        "ptg-conflicting-binding",
+        pv.conflicting_binding,
+        "forward binds w as F32 [2, 3], decode with dimension order [1, 0]",
+        "ptg-conflicting-binding",
     ),
     # st-
     Vector(

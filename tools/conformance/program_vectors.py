@@ -1,0 +1,162 @@
+"""Packages for the rules of spec.md chapter 4 (program.ptg), for make_package_vectors.
+
+Each builder returns the bytes of one package. Programs come from ptn's builder
+(``ptn.testing.program_for``, ``ptn.program.build``) or from ExecuTorch itself (the
+committed exports of tests/fixtures/real); a malformed program is a valid one with one
+targeted byte edit, at a place the verifier's own walk locates.
+"""
+
+from __future__ import annotations
+
+import struct
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import ptn
+from ptn.program.build import Encoder, build_program
+from ptn.program.model import AffineGroup, Dim, TensorMeta
+from ptn.program.plain import to_plain
+from ptn.program.read import read_program
+from ptn.program.verify import Verifier
+from ptn.testing import hostile, program_for
+from tools import REPO_ROOT
+
+REAL = REPO_ROOT / "tests" / "fixtures" / "real"
+W = np.arange(6, dtype=np.float32).reshape(2, 3)
+
+
+def real(name: str) -> bytes:
+    """A package as ExecuTorch 1.5.1 wrote it."""
+    return (REAL / f"{name}.ptn").read_bytes()
+
+
+def saved(program: bytes, constants: dict[str, np.ndarray], mutable: tuple[str, ...] = ()) -> bytes:
+    """What ``ptn.save`` writes (reproducible)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "v.ptn"
+        ptn.save(path, program, constants, mutable_keys=mutable)
+        return path.read_bytes()
+
+
+def with_program(program: bytes) -> bytes:
+    return hostile.package({}, program)
+
+
+def _plain(program: bytes) -> dict[str, Any]:
+    decoded, _ = read_program(program)
+    assert decoded is not None
+    return to_plain(decoded)
+
+
+def _position(program: bytes, table: str, nth: int = 0) -> int:
+    """Where the verifier finds the ``nth`` table of kind ``table`` (by offset)."""
+    verifier = Verifier(program)
+    verifier.root()
+    return sorted(pos for pos, kind in verifier.memo if kind == table)[nth]
+
+
+# -- ptg-malformed ----------------------------------------------------------------------
+
+
+def vtable_outside() -> bytes:
+    """A Node's vtable offset points before the start of the buffer."""
+    program = bytearray(program_for({"w": W}))
+    node = _position(bytes(program), "Node", 1)
+    struct.pack_into("<i", program, node, node + 8)
+    return saved(bytes(program), {"w": W})
+
+
+def string_not_terminated() -> bytes:
+    """The NUL after a constant's data_key is overwritten."""
+    program = bytearray(program_for({"w": W}))
+    verifier = Verifier(bytes(program))
+    verifier.root()
+    at = next(pos for pos, kind in verifier.memo if kind == "" and verifier.memo[pos, kind][0] == "w")
+    program[at + 5] = 0x41
+    return saved(bytes(program), {"w": W})
+
+
+def truncated_program() -> bytes:
+    """The first half of a program: offsets run past its end."""
+    program = program_for({"w": W})
+    return saved(program[: len(program) // 2], {"w": W})
+
+
+# -- ptg-missing-field, methods, version ---------------------------------------------------
+
+
+def method_without_graph() -> bytes:
+    encoder = Encoder(require=False)
+    root = encoder.table("Program", {"version": "1", "methods": [{"name": "forward"}]})
+    return with_program(encoder.finish(root))
+
+
+def version(text: str) -> bytes:
+    plain = _plain(program_for())
+    plain["version"] = text
+    return with_program(build_program(plain))
+
+
+def no_methods() -> bytes:
+    return with_program(build_program({"version": "1", "methods": []}))
+
+
+# -- section 4.3 ---------------------------------------------------------------------------
+
+
+def missing_constant() -> bytes:
+    program = program_for({"w": W, "l1.bias": np.zeros(3, np.float32)})
+    return saved(program, {"w": W})
+
+
+def dtype_mismatch() -> bytes:
+    return saved(program_for({"w": ("F16", (2, 3))}), {"w": W})
+
+
+def shape_mismatch() -> bytes:
+    return saved(program_for({"w": ("F32", (3, 2))}), {"w": W})
+
+
+def dynamic_shape() -> bytes:
+    """A constant bound with a dynamic first dimension 1..4: stored [2, 3], valid."""
+    meta = TensorMeta(6, (Dim(1, 4), Dim(3, 3)))
+    return saved(program_for({"w": meta}), {"w": W})
+
+
+def int4(packed_bytes: int) -> bytes:
+    """A 4-bit AffineGroup weight of sizes [4, 6] (24 values: 12 bytes packed), its scales."""
+    scheme = AffineGroup("w.scale", 6, -8, 7, 0)
+    meta = TensorMeta(0, (Dim(4, 4), Dim(6, 6)), (0, 1), scheme)
+    scales = np.ones((4, 1), np.float32)
+    program = program_for({"w": meta})
+    return saved(program, {"w": np.zeros(packed_bytes, np.uint8), "w.scale": scales})
+
+
+def mutated_alias() -> bytes:
+    """k (mutated) owns the bytes of alias v: written by hand, as ptn.save folds no mutable key."""
+    program = program_for({"k": W, "v": W}, mutated=["k"])
+    image = hostile.safetensors({"k": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 24]}})
+    return hostile.package(
+        {"program.safetensors": image + W.tobytes(), "aliases.json": b'{"v":"k"}'}, program
+    )
+
+
+def mutable_buffer_stored() -> bytes:
+    inv_freq = np.linspace(0, 1, 4, dtype=np.float32)
+    program = program_for({"w": W}, mutable_buffers={"rope.inv_freq": inv_freq})
+    return saved(program, {"w": W, "rope.inv_freq": inv_freq})
+
+
+def conflicting_binding() -> bytes:
+    """forward binds w as F32 [2, 3]; decode binds it with dimension order [1, 0]."""
+    plain = _plain(program_for({"w": W}, methods=("forward", "decode")))
+    plain["methods"][1]["constants"][0]["meta"]["dim_order"] = [1, 0]
+    return saved(build_program(plain), {"w": W})
+
+
+def unused_constant() -> bytes:
+    return saved(program_for({"w": W}), {"w": W, "old.weight": np.ones(2, np.float32)})
+
