@@ -21,8 +21,7 @@ from pathlib import Path
 import numpy as np
 
 import ptn
-
-PROGRAM = b"\x10\x00\x00\x00NPTG" + bytes(56)
+from ptn.testing.hostile import PROGRAM  # the smallest real program: binds nothing
 
 
 def make_package(path: Path, size: int) -> None:

@@ -20,11 +20,12 @@ from hypothesis import strategies as st
 import ptn
 from ptn.core.resources import load_schema
 from ptn.package.write import write_atomically
+from ptn.testing import program_for
+from ptn.testing.hostile import PROGRAM  # the smallest real program: binds nothing
 
 REPO = Path(__file__).resolve().parent.parent
 TINY = REPO / "examples" / "tiny-llm.ptn"
 BAD = REPO / "invalid-examples" / "bad-token-id.ptn"
-PROGRAM = b"\x10\x00\x00\x00NPTG" + bytes(56)
 SPEC = (REPO / "spec.md").read_text()
 
 
@@ -584,7 +585,7 @@ def test_inspect_shows_the_ends_of_long_tables(tmp_path: Path) -> None:
     path = tmp_path / "many.ptn"
     constants = {f"w{i:03}": np.full(4, i, np.float32) for i in range(n)}
     constants["h"] = np.zeros(2, np.float16)
-    ptn.save(path, PROGRAM, constants, {f"x.n{i:03}": i for i in range(n)})
+    ptn.save(path, program_for(constants), constants, {f"x.n{i:03}": i for i in range(n)})
     keys = sorted(constants)
     cut = ptn_cli("inspect", str(path)).stdout
     assert f"{len(keys) - 2 * SHOWN_AT_EACH_END:,} more (--all" in cut

@@ -23,8 +23,8 @@ import ptn.package.atomic
 from ptn.core.errors import PtnError
 from ptn.package.atomic import BrokenHardLinks, stale_temp_files
 from ptn.package.edit import edit_metadata
+from ptn.testing.hostile import PROGRAM  # the smallest real program: binds nothing
 
-PROGRAM = b"\x10\x00\x00\x00NPTG" + bytes(56)
 REPO = Path(__file__).resolve().parent.parent
 
 

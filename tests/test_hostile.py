@@ -28,7 +28,8 @@ from hypothesis import strategies as st
 import ptn
 from ptn.core.errors import PtnError
 from ptn.core.names import PTG, SAFETENSORS
-from ptn.testing.fuzz import PROGRAM, bases, check, mutated
+from ptn.testing.fuzz import bases, check, mutated
+from ptn.testing.hostile import PROGRAM
 from ptn.zip import read_members
 from ptn.zip.writer import ZipWriter
 
@@ -279,7 +280,9 @@ def test_forged_claims_cost_nothing(tmp_path: Path, warmed: None, name: str) -> 
 
 
 def one_member_many_entries(copies: int, size: int) -> bytes:
-    """One program.ptg of ``size`` bytes and ``copies`` central entries all pointing at it."""
+    """One program.ptg of ``size`` bytes (at least the program's) and ``copies`` central
+    entries all pointing at it."""
+    size = max(size, len(PROGRAM))
     body = PROGRAM + bytes(size - len(PROGRAM))
     crc = struct.pack("<I", zlib.crc32(body))
     head = bytearray(local(PTG.encode(), size) + body)

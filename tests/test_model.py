@@ -25,13 +25,13 @@ from ptn.core.errors import PtnError
 from ptn.core.names import METADATA
 from ptn.core.resources import load_schema
 from ptn.metadata.document import Metadata
+from ptn.testing.hostile import PROGRAM  # the smallest real program: binds nothing
 from ptn.testing.strategies import valid_metadata
 from ptn_generated import metadata_model
 from ptn_generated.metadata_model import PtnMetadata
 
 REPO = Path(__file__).resolve().parent.parent
 TINY = REPO / "examples" / "tiny-llm.ptn"
-PROGRAM = b"\x10\x00\x00\x00NPTG" + bytes(56)
 SCHEMA = load_schema("metadata")
 SCALARS = (bool, int, float, str)
 

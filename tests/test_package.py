@@ -39,11 +39,12 @@ from ptn.core.errors import PtnError
 from ptn.core.names import ALIASES, METADATA, PTG, SAFETENSORS
 from ptn.metadata.document import Metadata
 from ptn.package.write import write_atomically
-from ptn.safetensors.tensors import DTYPES
+from ptn.safetensors.tensors import DTYPES, dtype_of
+from ptn.testing import program_for
+from ptn.testing.hostile import PROGRAM  # the smallest real program: binds nothing
 from ptn.testing.strategies import valid_metadata
 from ptn.zip.writer import ZipWriter
 
-PROGRAM = b"\x10\x00\x00\x00NPTG" + bytes(56)
 DTYPE_NAMES = sorted(DTYPES)
 # dtypes safetensors.numpy cannot build an array of (numpy has no bfloat16 of its own).
 NUMPY_UNLOADABLE = {"BF16"}
@@ -167,12 +168,17 @@ def constant_sets(
     return constants, names, mutable
 
 
+def bound(constants: Mapping[str, np.ndarray], mutable: set[str] | None = None) -> bytes:
+    """A real program binding every constant a program can bind: all but C64 (complex
+    numbers have no ScalarType; such a constant draws ptg-unused-constant)."""
+    keys = {k: v for k, v in constants.items() if dtype_of(v) != "C64"}
+    return program_for(keys, mutated=set(mutable or ()) & set(keys))
+
+
 @st.composite
-def programs(draw: Any) -> bytes:
-    tail = draw(st.binary(min_size=0, max_size=40))
-    size = 8 + len(tail) + 1
-    root = draw(st.integers(8, size - 1))
-    return struct.pack("<I", root) + b"NPTG" + tail + b"\x00"
+def method_names(draw: Any) -> tuple[str, ...]:
+    """One to three distinct non-empty method names (unique names: ptg-duplicate-method-name)."""
+    return tuple(draw(st.sets(st.text(min_size=1, max_size=8), min_size=1, max_size=3)))
 
 
 def predicted_aliases(
@@ -207,17 +213,19 @@ def temp_files(directory: Path) -> list[str]:
 
 @FS
 @given(
-    program=programs(),
+    methods=method_names(),
     case=constant_sets(),
     metadata=st.none() | valid_metadata(),
 )
 def test_round_trip(
     tmp_path: Path,
-    program: bytes,
+    methods: tuple[str, ...],
     case: tuple[dict[str, np.ndarray], dict[str, str], set[str]],
     metadata: dict[str, Any] | None,
 ) -> None:
     constants, names, mutable = case
+    bindable = {k: v for k, v in constants.items() if names[k] != "C64"}
+    program = program_for(bindable, mutated=mutable & set(bindable), methods=methods)
     where = fresh_dir(tmp_path)
     path = where / "model.ptn"
     ptn.save(path, program, constants, metadata, mutable_keys=mutable)
@@ -294,6 +302,8 @@ def test_round_trip(
 
     report = ptn.validate(path, deep=True)
     expected_warnings = {"st-complex64"} if any(names[k] == "C64" for k in owners) else set()
+    # A C64 constant can be stored, but no program can bind it.
+    expected_warnings |= {"ptg-unused-constant"} if len(bindable) < len(constants) else set()
     assert report.errors == []
     assert {f.rule for f in report.warnings} == expected_warnings
 
@@ -322,12 +332,16 @@ def test_every_dtype_at_once(tmp_path: Path) -> None:
     constants["bool"] = np.array([True, False, True])
     constants["empty"] = np.zeros((0, 5), np.float32)
     constants["scalar"] = np.array(2.5)
-    ptn.save(tmp_path / "m.ptn", PROGRAM, constants)
+    ptn.save(tmp_path / "m.ptn", bound(constants), constants)
     with ptn.load(tmp_path / "m.ptn") as pkg:
         for key, array in constants.items():
             assert pkg.constants[key].tobytes() == array.tobytes()
             assert pkg.constants[key].shape == array.shape
-        assert {w.rule for w in pkg.warnings} == {"st-complex64"}
+        # The C64 constant: stored, but no program can bind it.
+        assert {(w.rule, w.pointer) for w in pkg.warnings} == {
+            ("st-complex64", "/c64/dtype"),
+            ("ptg-unused-constant", "/c64"),
+        }
 
 
 def test_optional_members_are_omitted(tmp_path: Path) -> None:
@@ -470,6 +484,14 @@ def _metadata_broken(data: bytes, path: Path) -> bytes:
     return rewritten(path, [*members, (METADATA, b'{"get_vocab_size": 0}')])
 
 
+def _last_tensor_byte_flipped(data: bytes, path: Path) -> bytes:
+    """Bit 0 of the last byte of the last tensor (a BOOL byte stays 0 or 1): data that only
+    the CRC-32 covers, as fast validation never reads tensor bytes."""
+    st = zip_layout(data)[SAFETENSORS]
+    at = st["data"] + st["size"] - 1
+    return patch(data, at, bytes([data[at] ^ 1]))
+
+
 def _aliases_without_constants(data: bytes, path: Path) -> bytes:
     return rewritten(path, [(n, b) for n, b in members_of(data) if n != SAFETENSORS])
 
@@ -491,12 +513,12 @@ MUTATIONS: dict[str, tuple[str, Callable[[bytes, Path], bytes], bool]] = {
     "overlap": ("zip-overlapping-entries", _overlap, True),
     "prepended": ("zip-data-before-archive", lambda d, p: b"\x00stub" * 13 + d, True),
     "appended": ("zip-trailing-data", lambda d, p: d + b"trailer", True),
-    "crc-field": ("zip-crc-mismatch", lambda d, p: set_crc(d, PTG, zlib.crc32(PROGRAM) ^ 1), False),
-    "data-byte": (
+    "crc-field": (
         "zip-crc-mismatch",
-        lambda d, p: patch(d, zip_layout(d)[PTG]["data"] + 20, b"\x01"),
+        lambda d, p: set_crc(d, PTG, zlib.crc32(member_bytes(d, PTG)) ^ 1),
         False,
     ),
+    "data-byte": ("zip-crc-mismatch", _last_tensor_byte_flipped, False),
     "unknown-member": (
         "ptn-unknown-member",
         lambda d, p: rename(d, METADATA, "metadata.jsoX"),
@@ -534,7 +556,7 @@ def test_single_rule_broken(
     rule, mutate, fast = MUTATIONS[mutation]
     where = fresh_dir(tmp_path)
     path = where / "m.ptn"
-    ptn.save(path, PROGRAM, *case)
+    ptn.save(path, bound(case[0]), *case)
     good = path.read_bytes()
     assert ptn.validate(path, deep=True).valid
     bad = mutate(good, where / "scratch.ptn")
@@ -848,13 +870,14 @@ def test_zip64_forced_at_a_small_threshold(
     constants = _constants()
     constants["alias"] = constants["w0"].copy()
     path = tmp_path / "m.ptn"
-    ptn.save(path, PROGRAM, constants, {"get_vocab_size": 5})
+    program = bound(constants)
+    ptn.save(path, program, constants, {"get_vocab_size": 5})
     data = path.read_bytes()
     with zipfile.ZipFile(path) as zf:
         assert zf.testzip() is None
         infos = zf.infolist()
         assert [i.filename for i in infos] == [PTG, SAFETENSORS, ALIASES, METADATA]
-        assert zf.read(PTG) == PROGRAM
+        assert zf.read(PTG) == program
         for info in infos:
             has_zip64 = b"\x01\x00" in info.extra[:2]
             assert has_zip64 == (info.file_size > limit or info.header_offset > limit)
@@ -885,13 +908,14 @@ def test_more_than_4_gib_of_constants(tmp_path: Path) -> None:
 def _check_big_package(
     path: Path, shape: tuple[int, int], constants: dict[str, np.ndarray]
 ) -> None:
-    ptn.save(path, PROGRAM, constants)
+    program = bound(constants)
+    ptn.save(path, program, constants)
     assert path.stat().st_size > 2**32
     with zipfile.ZipFile(path) as zf:
         info = zf.getinfo(SAFETENSORS)
         assert info.file_size > 2**32
         assert info.compress_type == zipfile.ZIP_STORED
-        assert zf.read(PTG) == PROGRAM
+        assert zf.read(PTG) == program
     assert ptn.validate(path, deep=True).findings == []
     with ptn.load(path) as pkg:
         assert pkg.constant("a").shape == shape
@@ -923,7 +947,7 @@ def package_path(tmp_path: Path) -> Path:
         "flags": [True, False],
         "scales": [1, 2.5],
     }
-    ptn.save(path, PROGRAM, constants, metadata, mutable_keys=["cache"])
+    ptn.save(path, bound(constants, {"cache"}), constants, metadata, mutable_keys=["cache"])
     return path
 
 
@@ -971,7 +995,7 @@ def test_an_open_package_holds_no_object_per_constant(tmp_path: Path) -> None:
     is untracked by the collector before it reaches the oldest generation."""
     arrays = {f"layer.{i}": np.full(3, i, np.float32) for i in range(2000)}
     path = tmp_path / "many.ptn"
-    ptn.save(path, PROGRAM, arrays, metadata={"get_vocab_size": 7})
+    ptn.save(path, bound(arrays), arrays, metadata={"get_vocab_size": 7})
     gc.collect()
     before = len(gc.get_objects())
     with ptn.load(path) as pkg:

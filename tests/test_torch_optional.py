@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 import ptn
+from ptn.testing.hostile import PROGRAM  # the smallest real program: binds nothing
 
 TINY = Path(__file__).resolve().parent.parent / "examples" / "tiny-llm.ptn"
 HAS_TORCH = importlib.util.find_spec("torch") is not None
-PROGRAM = b"\x10\x00\x00\x00NPTG" + bytes(56)
 
 
 def test_validation_and_the_cli_import_neither_numpy_nor_pydantic() -> None:

@@ -244,6 +244,8 @@ class _Check:
 
     def unused(self) -> None:
         s = self.stored
+        if s.tensors is None:
+            return  # what is stored is not known: the unreadable header's finding says why
         for member, keys in ((SAFETENSORS, s.tensors), (ALIASES, s.aliases)):
             for key in keys or ():
                 if key not in self.bound and key not in s.broken:

@@ -10,6 +10,7 @@ rules about the methods. Every fault is a ``Finding``; nothing else is raised.
 from __future__ import annotations
 
 from ptn.core.errors import Finding, FindingBudget, pointer
+from ptn.core.gcpause import gc_paused
 from ptn.core.names import PTG
 from ptn.program.envelope import PTG_MAX_BYTES, ptg_findings
 from ptn.program.layout import load_layout
@@ -42,7 +43,8 @@ def read_program(data: bytes | bytearray | memoryview) -> tuple[Program | None, 
                 )
             )
             return None, findings
-        program: Program = verifier.root()
+        with gc_paused():  # 10^5 tables at once: the collector would walk them again and again
+            program: Program = verifier.root()
     except Refusal as refusal:
         findings.append(Finding(refusal.rule, "error", PTG, refusal.pointer, refusal.message))
         return None, findings

@@ -1,8 +1,9 @@
 """Byte-mutation fuzzing of ``ptn.validate`` and ``ptn.load`` (hypothesis, no atheris needed).
 
-The corpus is a few valid packages of different shapes plus the hostile files of
-``ptn.testing.hostile``; ``mutated()`` flips, cuts, inserts, duplicates and overwrites
-bytes, preferring the places where zip fields and member data start. ``check`` is the
+The corpus is a few valid packages of different shapes (each with a real program that
+binds its constants) plus the hostile files of ``ptn.testing.hostile``; ``mutated()``
+flips, cuts, inserts, duplicates and overwrites bytes, preferring the places where zip
+fields and member data start. ``check`` is the
 property: ``validate`` returns a Report and never raises; ``load`` raises ``PtnError``
 (a rule fast validation also reports) or gives a Package whose program, every constant
 and the metadata read without any other exception; ``load(strict=False)`` opens any
@@ -33,18 +34,24 @@ from hypothesis import strategies as st
 import ptn
 from ptn.cli.inspect_view import describe
 from ptn.core.errors import Finding, PtnError, Report
+from ptn.program.read import read_program
 from ptn.testing import hostile
+from ptn.testing.programs import program_for
 from ptn.zip import read_members
 from ptn.zip.writer import ZipWriter
 
-PROGRAM = hostile.PROGRAM
 RULE_ID = re.compile(r"(zip|ptn|ptg|st|aliases|json|metadata|llm)-[a-z0-9]+(-[a-z0-9]+)*")
 
 
 def _save(**kwargs: Any) -> bytes:
+    """ptn.save's package for ``kwargs``, with a program binding its constants."""
+    constants = kwargs.get("constants") or {}
+    program = kwargs.pop("program", None) or program_for(
+        constants, mutated=kwargs.get("mutable_keys", ())
+    )
     with tempfile.TemporaryDirectory() as where:
         path = Path(where) / "m.ptn"
-        ptn.save(path, kwargs.pop("program", PROGRAM), **kwargs)
+        ptn.save(path, program, **kwargs)
         return path.read_bytes()
 
 
@@ -93,6 +100,16 @@ def bases() -> dict[str, bytes]:
         "program-only": _save(),
         "constants": _save(constants={"a": np.arange(4), "b": np.arange(4)}),
         "just-metadata": _save(metadata={"get_max_seq_len": 8}),
+        "two-methods": _save(
+            constants=constants,
+            mutable_keys=["mask"],
+            program=program_for(
+                constants,
+                mutated=["mask"],
+                mutable_buffers={"rope.inv_freq": ("F32", (4,))},
+                methods=("forward", "decode"),
+            ),
+        ),
         "full": full,
         "zip64": _zip64(full),
         "by-zipfile": _by_zipfile(full),
@@ -134,7 +151,8 @@ def check(path: Path) -> Report:
         return deep
     with pkg:
         assert fast.valid, "load succeeded on a package fast validation rejects"
-        bytes(pkg.program)
+        program, found = read_program(pkg.program)
+        assert program is not None or any(f.rule == "ptg-unknown-version" for f in found)
         for key in pkg.keys():
             try:
                 c = pkg.constant(key)

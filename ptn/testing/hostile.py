@@ -129,7 +129,9 @@ def bad_aliases(entries: int) -> bytes:
     """A package whose aliases.json maps ``entries`` aliases to an owner that is no tensor."""
     st = safetensors({"w": {"dtype": "U8", "shape": [1], "data_offsets": [0, 1]}}, b"\x00")
     body = ("{" + ",".join(f'"{i:x}":"m"' for i in range(entries)) + "}").encode()
-    return package({"program.safetensors": st, "aliases.json": body})
+    return package(
+        {"program.safetensors": st, "aliases.json": body}, program_for({"w": ("U8", (1,))})
+    )
 
 
 def huge_zero_element_tensor() -> bytes:
@@ -144,7 +146,8 @@ def bool_tensor(values: bytes) -> bytes:
     header: dict[str, object] = {
         "m": {"dtype": "BOOL", "shape": [len(values)], "data_offsets": [0, len(values)]}
     }
-    return package({"program.safetensors": safetensors(header, values)})
+    program = program_for({"m": ("BOOL", (len(values),))})
+    return package({"program.safetensors": safetensors(header, values)}, program)
 
 
 def metadata_package(document: bytes) -> bytes:

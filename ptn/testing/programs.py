@@ -152,8 +152,6 @@ def program_for(
     return build_program(
         {
             "version": _LAYOUT.versions[-1],
-            "methods": [
-                _method(name, list(keys), metas, changing, buffers) for name, keys in plan
-            ],
+            "methods": [_method(name, list(keys), metas, changing, buffers) for name, keys in plan],
         }
     )
