@@ -26,7 +26,7 @@ from ptn.remote import sources
 from ptn.remote.package import RemotePackage
 from ptn.remote.sparse import remote_findings
 from ptn.sources import TransferStats
-from ptn.testing import hostile
+from ptn.testing import program_for
 from ptn.testing.fuzz import corpus, mutated
 from ptn.zip import read_members
 
@@ -80,7 +80,7 @@ def _big(tmp_path: Path, name: str, **changes: bytes) -> tuple[Path, bytes]:
         "mask": (rng.random(1 << 20) > 0.5),
     }
     path = tmp_path / name
-    ptn.save(path, hostile.PROGRAM, constants=constants, metadata={"get_max_seq_len": 8})
+    ptn.save(path, program_for(constants), constants=constants, metadata={"get_max_seq_len": 8})
     data = bytearray(path.read_bytes())
     for where, value in changes.items():
         at = int(where.removeprefix("at"))
@@ -97,8 +97,8 @@ def test_fast_check_fetches_headers_only(tmp_path: Path, base: str) -> None:
     stats = ptn.sources.TransferStats()  # as README's "Validate a hub" writes it
     report = ptn.validate(f"{base}/ok/big.ptn", fast=True, stats=stats)
     assert report.findings == ptn.validate(path, fast=True).findings == []
-    # The tail, the directory and the JSON, the first local headers and the safetensors
-    # header, each rounded up to one minimal read: a few KiB of a 4 MiB file.
+    # The tail, the directory and the JSON, the first local headers, the program and the
+    # safetensors header, each rounded up to one minimal read: a few KiB of a 4 MiB file.
     assert stats.bytes < 8 * directory + 4 * (8 << 10)
     assert stats.bytes < len(data) // 64
     assert stats.requests <= 4
@@ -213,7 +213,8 @@ def test_cli_validate_and_inspect_urls(tmp_path: Path, base: str) -> None:
     url = f"{base}/ok/cli.ptn"
     result = CliRunner().invoke(cli, ["validate", "--fast", "--stats", url, str(path)])
     assert result.exit_code == 0, result.output
-    assert "fetched 1126 bytes in 1 requests" in result.output
+    # The tail and directory, the headers, program.ptg whole and the JSON: one request.
+    assert "fetched 3430 bytes in 1 requests" in result.output
     local = CliRunner().invoke(cli, ["inspect", "--json", str(path)])
     remote = CliRunner().invoke(cli, ["inspect", "--json", url])
     assert remote.exit_code == 0, remote.output

@@ -20,6 +20,7 @@ import random
 import struct
 import subprocess
 import sys
+import tempfile
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -32,8 +33,9 @@ from ptn.cli.inspect_view import describe
 from ptn.cli.report import json_report
 from ptn.package.read import load
 from ptn.package.write import save
+from ptn.program.model import AffineGroup, Dim, TensorMeta
 from ptn.remote.validate import validate
-from ptn.testing import hostile
+from ptn.testing import hostile, program_for
 from ptn.zip import read_members
 from ptn.zip.writer import ZipWriter
 from tools.conformance.runners import TS_DIR
@@ -59,10 +61,16 @@ def saved(tmp: Path) -> bytes:
     """A package from ptn.save: constants (one deduplicated, one BOOL) and LLM metadata."""
     path = tmp / "saved.ptn"
     w = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    constants = {
+        "w": w,
+        "w_copy": w.copy(),
+        "mask": np.array([True, False, True]),
+        "b": np.ones(5, "<i8"),
+    }
     save(
         path,
-        PROGRAM,
-        {"w": w, "w_copy": w.copy(), "mask": np.array([True, False, True]), "b": np.ones(5, "<i8")},
+        program_for(constants),
+        constants,
         {"get_vocab_size": 64, "get_eos_ids": [1, 2], "general.name": "tiny"},
     )
     return path.read_bytes()
@@ -224,6 +232,59 @@ def corpus(tmp: Path) -> dict[str, bytes]:
     files["many-duplicates"] = _with_zipfile(
         {"program.ptg": PROGRAM}, extra=[("program.ptg", b"")] * 150
     )
+    files.update(program_corpus())
+    return files
+
+
+REAL = REPO / "tests" / "fixtures" / "real"
+
+
+def program_corpus() -> dict[str, bytes]:
+    """Programs: ExecuTorch's own packages, the rules of spec section 4.3 in one package, and
+    programs with one to three random byte edits (the zip around them intact, so both
+    validators walk the edited FlatBuffer)."""
+    files = {f"real-{p.stem}": p.read_bytes() for p in sorted(REAL.glob("*.ptn"))}
+    w = np.arange(6, dtype=np.float32).reshape(2, 3)
+    quant = TensorMeta(0, (Dim(4, 4), Dim(1, 6)), (), AffineGroup("q.scale", 6, -8, 7, 0, "q.zp"))
+    program = program_for(
+        {
+            "w": ("F16", (3, 2)),
+            "q": quant,
+            "gone": w,
+            "k": w,
+            "v": w,
+            "dyn": TensorMeta(6, (Dim(1, -1), Dim(3, 9))),
+        },
+        mutated=["k"],
+        mutable_buffers={"rope.inv_freq": ("F32", (4,))},
+        methods=("forward", "forward", ""),
+    )
+    stored = {
+        "w": w,
+        "q": np.zeros(40, np.uint8),
+        "k": w,
+        "dyn": np.zeros((5, 3), np.float32),
+        "rope.inv_freq": np.zeros(4, np.float32),
+        "spare": np.ones(2, np.int8),
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        save(Path(tmp) / "c.ptn", program, stored)
+        data = (Path(tmp) / "c.ptn").read_bytes()
+    files["constants-cases"] = data
+    programs = [zipfile.ZipFile(io.BytesIO(files[f"real-{n}"])).read("program.ptg")
+                for n in ("mlp", "two_methods", "kv_cache", "dynamic_batch")]  # fmt: skip
+    programs.append(program)
+    rng = random.Random(25)
+    for i in range(120):
+        b = bytearray(rng.choice(programs))
+        for _ in range(rng.randint(1, 3)):
+            if rng.random() < 0.8:
+                b[rng.randrange(8, len(b))] = rng.choice(
+                    (0, 1, 2, 4, 8, 0x7F, 0xFF, rng.randrange(256))
+                )
+            else:
+                del b[rng.randrange(len(b)) :]
+        files[f"program-mutant-{i}"] = hostile.package({}, bytes(b))
     return files
 
 
@@ -322,7 +383,8 @@ def test_byte_sources_read_headers_only_and_agree(node: str, tmp_path: Path) -> 
     small = tmp_path / "small.ptn"
     small.write_bytes(saved(tmp_path))
     big = tmp_path / "big.ptn"
-    save(big, PROGRAM, {"w": np.ones(8 << 20, np.float32), "m": np.array([True, False, True])})
+    constants = {"w": np.ones(8 << 20, np.float32), "m": np.array([True, False, True])}
+    save(big, program_for(constants), constants)
     flipped = bytearray(big.read_bytes())
     flipped[len(flipped) // 2] ^= 1  # inside w: only the deep check sees it
     big.write_bytes(flipped)

@@ -5,8 +5,8 @@ package that buffer is sparse: an anonymous private mapping the size of the
 package (pages never written cost nothing, and nothing reaches the disk) into
 which the ranges each stage reads are fetched before the stages run, unchanged:
 the tail (end records, zip64 records) -> the central directory -> the local
-headers -> the start of program.ptg, the safetensors header, aliases.json and
-metadata.json. The stages then give exactly the findings they give on the local
+headers -> program.ptg (whole: its tables are verified; only its first 8 bytes past
+the runtime's 1 GiB cap), the safetensors header, aliases.json and metadata.json. The stages then give exactly the findings they give on the local
 file (tests/test_remote.py compares them for every generated package, and again
 with the unfetched bytes poisoned, which would show a read of a byte never fetched).
 
@@ -30,6 +30,7 @@ from ptn.core.buffers import close_mapping
 from ptn.core.errors import Finding, PtnError, PtnIOError, within_budget
 from ptn.core.names import ALIASES, METADATA, PTG, SAFETENSORS
 from ptn.package.validate import Parsed, _stages, crc_targets
+from ptn.program.envelope import PTG_MAX_BYTES
 from ptn.remote.sources import ByteSource, TransferStats, open_source
 from ptn.safetensors.header import MAX_HEADER_BYTES, bool_findings
 from ptn.zip import Member, read_members
@@ -236,17 +237,21 @@ def fetch_for_stages(buf: SparseBuffer) -> list[Member]:
 
 
 def _fetch_members(buf: SparseBuffer, members: list[Member]) -> None:
-    """What the member checks read: program.ptg's first 8 bytes, the safetensors header, JSON."""
+    """What the member checks read: program.ptg whole (its first 8 bytes only past the
+    runtime's cap, where its tables are not read), the safetensors header, the JSON members."""
     by_name = {m.name: m for m in members}
     wanted: list[Range] = []
     for name in (ALIASES, METADATA):
         if name in by_name:
             m = by_name[name]
             wanted.append((m.data_offset, m.data_offset + m.size))
-    for name in (PTG, SAFETENSORS):
-        if name in by_name:
-            m = by_name[name]
-            wanted.append((m.data_offset, m.data_offset + min(8, m.size)))
+    ptg = by_name.get(PTG)
+    if ptg is not None:
+        whole = ptg.size if ptg.size <= PTG_MAX_BYTES else 8
+        wanted.append((ptg.data_offset, ptg.data_offset + min(whole, ptg.size)))
+    if SAFETENSORS in by_name:
+        m = by_name[SAFETENSORS]
+        wanted.append((m.data_offset, m.data_offset + min(8, m.size)))
     buf.need(wanted)
     st = by_name.get(SAFETENSORS)
     if st is not None and st.size >= 8:
