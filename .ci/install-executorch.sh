@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Install the released ExecuTorch (1.5.1, CPU) and what tools/real_exports.py needs to
-# re-export the packages under tests/fixtures/real/. Not needed by the test suite: the
-# fixtures are committed, and nothing in ptn/ or tests/ imports executorch.
+# re-export the packages under tests/fixtures/real/. The fixtures are committed; the test
+# suite uses executorch only as a reference (tests/test_program.py: its reader and its
+# validate_program against ptn's decoder and builder), and skips those tests without it.
+# .ci/run installs it; nothing in ptn/ imports executorch.
 #
 # Idempotent: does nothing when executorch 1.5.1 already imports. Never installs a torch
 # other than 2.13.0 (the CPU build; an unpinned torch would pull a multi-GB CUDA build):

@@ -6,9 +6,10 @@ package (pages never written cost nothing, and nothing reaches the disk) into
 which the ranges each stage reads are fetched before the stages run, unchanged:
 the tail (end records, zip64 records) -> the central directory -> the local
 headers -> program.ptg (whole: its tables are verified; only its first 8 bytes past
-the runtime's 1 GiB cap), the safetensors header, aliases.json and metadata.json. The stages then give exactly the findings they give on the local
-file (tests/test_remote.py compares them for every generated package, and again
-with the unfetched bytes poisoned, which would show a read of a byte never fetched).
+the runtime's 1 GiB cap), the safetensors header, aliases.json and metadata.json.
+The stages then give exactly the findings they give on the local file
+(tests/test_remote.py compares them for every generated package, and again with the
+unfetched bytes poisoned, which would show a read of a byte never fetched).
 
 Deep mode does not fill the mapping with the members: it streams each byte range
 the CRC-32 check covers once from the source, in bounded pieces, and keeps only

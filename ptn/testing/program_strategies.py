@@ -2,9 +2,10 @@
 
 ``programs()`` draws plain program data (``ptn.program.plain``'s shape) table by table
 as the layout describes them: every field present or absent (required ones, and those
-writers write even when empty, always present), scalars over their type's whole range, unions of any member, subgraphs nested
-at most ``depth`` levels. A new table, field or union member in the layout is covered
-without touching this file. ``build_program`` writes what it draws.
+writers write even when empty, always present), scalars over their type's whole range,
+unions of any member, subgraphs nested at most ``depth`` levels. A new table, field or
+union member in the layout is covered without touching this file. ``build_program``
+writes what it draws.
 """
 
 from __future__ import annotations

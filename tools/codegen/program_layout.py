@@ -29,7 +29,11 @@ def _literal(value: Any, kind: str) -> str:
 
 def _field(raw: dict[str, Any]) -> str:
     kind = raw["type"]
-    parts = [f"name: {json.dumps(raw['name'])}", f"slot: {raw['slot']}", f"kind: {json.dumps(kind)}"]
+    parts = [
+        f"name: {json.dumps(raw['name'])}",
+        f"slot: {raw['slot']}",
+        f"kind: {json.dumps(kind)}",
+    ]
     for key, ts in (("items", "items"), ("table", "table"), ("union", "union"), ("enum", "enum")):
         if key in raw:
             parts.append(f"{ts}: {json.dumps(raw[key])}")
@@ -52,9 +56,7 @@ def emit_program_layout(doc: dict[str, Any]) -> str:
         fields = "\n".join(_field(f) for f in raw["fields"])
         tables.append(f"    {name}: [\n{fields}\n    ]," if fields else f"    {name}: [],")
     enums = "\n".join(
-        f"    {name}: {{ "
-        + ", ".join(f"{k}: {v}" for k, v in raw["values"].items())
-        + " },"
+        f"    {name}: {{ " + ", ".join(f"{k}: {v}" for k, v in raw["values"].items()) + " },"
         for name, raw in doc["enums"].items()
     )
     unions = "\n".join(

@@ -301,8 +301,8 @@ def typescript_outputs(info: SchemaInfo, root: Path) -> dict[str, str]:
         + 'export { crc32 } from "./zip_reader.js";\n'
         + 'export * from "./rules.js";\n'
         + 'export * from "./package.js";\n'
-        + "export { readProgram, Verifier } from \"./program.js\";\n"
-        + "export type { Decoded, LayoutField, ProgramLayout, UnionValue } from \"./program.js\";\n"
+        + 'export { readProgram, Verifier } from "./program.js";\n'
+        + 'export type { Decoded, LayoutField, ProgramLayout, UnionValue } from "./program.js";\n'
         + 'export { PROGRAM_LAYOUT } from "./program_layout.js";\n'
     )
     outputs["typescript/src/program_layout.ts"] = program_layout_output(root)

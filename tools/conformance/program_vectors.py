@@ -74,7 +74,8 @@ def string_not_terminated() -> bytes:
     program = bytearray(program_for({"w": W}))
     verifier = Verifier(bytes(program))
     verifier.root()
-    at = next(pos for pos, kind in verifier.memo if kind == "" and verifier.memo[pos, kind][0] == "w")
+    strings = {pos: result[0] for (pos, kind), result in verifier.memo.items() if kind == ""}
+    at = next(pos for pos, text in strings.items() if text == "w")
     program[at + 5] = 0x41
     return saved(bytes(program), {"w": W})
 
@@ -159,4 +160,3 @@ def conflicting_binding() -> bytes:
 
 def unused_constant() -> bytes:
     return saved(program_for({"w": W}), {"w": W, "old.weight": np.ones(2, np.float32)})
-
