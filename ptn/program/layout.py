@@ -44,12 +44,8 @@ class Field:
     required: bool = False
     write_empty: bool = False
     """Writers write this optional vector even when empty (ExecuTorch's reader needs sizes)."""
-
-    @property
-    def size(self) -> int:
-        """Bytes of a scalar field, or of one item of a vector (4 for an offset)."""
-        kind = self.items if self.kind == "vector" else self.kind
-        return struct.calcsize(SCALAR_FORMATS[kind]) if kind in SCALAR_FORMATS else 4
+    size: int = 4
+    """Bytes of a scalar field, or of one item of a vector (4 for an offset)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +110,12 @@ def _field(table: str, raw: dict[str, Any]) -> Field:
         default=raw.get("default", False if kind == "bool" else 0.0 if kind == "double" else 0),
         required=raw.get("required", False),
         write_empty=raw.get("write_empty", False),
+        size=_size(items if kind == "vector" else kind),
     )
+
+
+def _size(kind: str | None) -> int:
+    return struct.calcsize(SCALAR_FORMATS[kind]) if kind in SCALAR_FORMATS else 4
 
 
 def parse_layout(doc: dict[str, Any]) -> Layout:

@@ -178,6 +178,7 @@ class Verifier:
         return at + rel
 
     def table(self, pos: int, table: Table, depth: int) -> Result:
+        # The hot path of the walk: checks inlined, the slow helpers only say what failed.
         self.reached += 1
         key = (pos, table.name)
         hit = self.memo.get(key)
@@ -193,19 +194,23 @@ class Verifier:
         values: dict[str, Any] = {}
         weight = height = 1
         for f in table.fields:
-            kind = f.kind
-            if kind in _SCALAR:
-                off = _U16(buf, vt + 4 + 2 * f.slot)[0] if f.slot < nslots else 0
-                if off == 0:
-                    values[f.name] = f.default
-                else:
-                    value = _SCALAR[kind](buf, self._field_at(pos, table, f, off, tsize, f.size))
-                    values[f.name] = value[0] != 0 if kind == "bool" else value[0]
-                continue
+            kind, slot = f.kind, f.slot
             if kind == "union":
                 values[f.name], w, h = self._union(pos, table, f, vt, nslots, tsize, depth)
             else:
-                off = _U16(buf, vt + 4 + 2 * f.slot)[0] if f.slot < nslots else 0
+                off = _U16(buf, vt + 4 + 2 * slot)[0] if slot < nslots else 0
+                unpack = _SCALAR.get(kind)
+                if unpack is not None:
+                    if off == 0:
+                        values[f.name] = f.default
+                        continue
+                    n = f.size
+                    at = pos + off
+                    if off < 4 or off + n > tsize or at % n:
+                        self._field_at(pos, table, f, off, tsize, n)
+                    value = unpack(buf, at)[0]
+                    values[f.name] = value != 0 if kind == "bool" else value
+                    continue
                 if off == 0:
                     if f.required:
                         self.refuse(
@@ -214,7 +219,10 @@ class Verifier:
                         )
                     values[f.name] = _empty(f)
                     continue
-                target = self._follow(self._field_at(pos, table, f, off, tsize, 4))
+                at = pos + off
+                if off < 4 or off + 4 > tsize or at & 3:
+                    self._field_at(pos, table, f, off, tsize, 4)
+                target = self._follow(at)
                 path.append(f.name)
                 if kind == "string":
                     values[f.name], w, h = self.string(target)
