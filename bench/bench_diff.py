@@ -76,16 +76,16 @@ def _make(where: Path, size: int) -> tuple[Path, Path]:
     import numpy as np
 
     import ptn
-    from ptn.testing.hostile import PROGRAM  # the smallest valid program.ptg
+    from ptn.testing import program_for  # a real program binding the constants
 
     rng = np.random.default_rng(0)
     per = size // N_TENSORS // 4
     constants = {f"t{i:02d}": rng.standard_normal(per).astype(np.float32) for i in range(N_TENSORS)}
-    ptn.save(where / "a.ptn", PROGRAM, constants=constants)
+    ptn.save(where / "a.ptn", program_for(constants), constants=constants)
     last = f"t{N_TENSORS - 1:02d}"
     constants[last] = constants[last].copy()
     constants[last][-1] += 1
-    ptn.save(where / "b.ptn", PROGRAM, constants=constants)
+    ptn.save(where / "b.ptn", program_for(constants), constants=constants)
     return where / "a.ptn", where / "b.ptn"
 
 

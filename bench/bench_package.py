@@ -29,7 +29,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-PROGRAM = b"\x10\x00\x00\x00NPTG" + bytes(56)
 N_TENSORS = 16
 MIB = 1 << 20
 
@@ -215,6 +214,7 @@ def bench_load(big: Path, size_label: str, runs: int) -> None:
 
 def bench_save(where: Path, arrays: dict[str, Any], size_label: str, runs: int) -> Path:
     import ptn
+    from ptn.testing import program_for
 
     total = sum(a.nbytes for a in arrays.values())
     plain = where / "plain.bin"
@@ -236,14 +236,16 @@ def bench_save(where: Path, arrays: dict[str, Any], size_label: str, runs: int) 
 
         return run
 
+    program = program_for(arrays)  # a real program.ptg binding the 16 tensors
+
     def save() -> None:
-        ptn.save(target, PROGRAM, arrays)
+        ptn.save(target, program, arrays)
 
     def save_without_fsync() -> None:
         real = os.fsync
         os.fsync = lambda fd: None  # type: ignore[assignment]
         try:
-            ptn.save(target, PROGRAM, arrays)
+            ptn.save(target, program, arrays)
         finally:
             os.fsync = real
 
@@ -300,6 +302,7 @@ def main(argv: list[str] | None = None) -> None:
         return
 
     import ptn
+    from ptn.testing import program_for  # real programs binding the tensors
 
     size = 64 * MIB if args.quick else int(args.size_gib * (1 << 30))
     runs = args.runs or (3 if args.quick else 5)
@@ -310,9 +313,10 @@ def main(argv: list[str] | None = None) -> None:
     try:
         small = where / "small.ptn"
         big = where / "big.ptn"
-        ptn.save(small, PROGRAM, make_arrays(1 * MIB, seed=1))
+        few = make_arrays(1 * MIB, seed=1)
+        ptn.save(small, program_for(few), few)
         arrays = make_arrays(size)
-        ptn.save(big, PROGRAM, arrays)
+        ptn.save(big, program_for(arrays), arrays)
         os.sync()  # no writeback of the setup competing with the first measurements
         bench_validate(small, big, size_label, runs)
         bench_load(big, size_label, runs)

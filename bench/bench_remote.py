@@ -32,7 +32,7 @@ import numpy as np
 import ptn
 from ptn.batch import validate_many
 from ptn.sources import TransferStats
-from ptn.testing.hostile import PROGRAM  # the smallest valid program.ptg
+from ptn.testing import program_for  # a real program binding the constants
 
 REPO = Path(__file__).resolve().parent.parent
 MIB = 1 << 20
@@ -56,7 +56,7 @@ def _make_big(where: Path, size: int) -> Path:
     each = size // 16 // 4
     constants = {f"layer{i:02d}.w": np.full(each, i, np.float32) for i in range(16)}
     metadata = {"get_max_seq_len": 4096, "get_vocab_size": 32000}
-    ptn.save(path, PROGRAM, constants=constants, metadata=metadata)
+    ptn.save(path, program_for(constants), constants=constants, metadata=metadata)
     return path
 
 

@@ -21,14 +21,14 @@ from pathlib import Path
 import numpy as np
 
 import ptn
-from ptn.testing.hostile import PROGRAM  # the smallest real program: binds nothing
+from ptn.testing import program_for
 
 
 def make_package(path: Path, size: int) -> None:
     per = size // 16 // 4
     rng = np.random.default_rng(0)
     constants = {f"layer.{i}.weight": rng.random(per, dtype=np.float32) for i in range(16)}
-    ptn.save(path, PROGRAM, constants, {"get_max_context_len": 2048})
+    ptn.save(path, program_for(constants), constants, {"get_max_context_len": 2048})
 
 
 def timed(cmd: list[str]) -> float:

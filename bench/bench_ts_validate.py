@@ -39,7 +39,7 @@ sys.path.insert(0, str(REPO))  # tools/ of the checkout
 from bench_package import fmt_time, table  # noqa: E402  (bench/ is sys.path[0])
 
 import ptn  # noqa: E402
-from ptn.testing.hostile import PROGRAM  # noqa: E402  (the smallest valid program.ptg)
+from ptn.testing import program_for  # noqa: E402  (a real program binding the constants)
 from tools.conformance.runners import typescript_runner  # noqa: E402
 
 TS_DIR = REPO / "generated" / "typescript"
@@ -57,7 +57,7 @@ def make_package(path: Path, total: int) -> None:
 
     per = total // N_TENSORS // 4
     arrays = {f"layer{i:02d}.weight": np.full(per, i, dtype=np.float32) for i in range(N_TENSORS)}
-    ptn.save(path, PROGRAM, arrays, {"get_vocab_size": 32000})
+    ptn.save(path, program_for(arrays), arrays, {"get_vocab_size": 32000})
 
 
 def node_ready() -> str | None:

@@ -28,7 +28,7 @@ from ptn.cli.diff_view import MAX_ROWS
 from ptn.cli.main import cli
 from ptn.core.resources import load_schema
 from ptn.package.diff import PackageDiff
-from ptn.testing.hostile import PROGRAM  # the smallest valid program.ptg
+from ptn.testing.hostile import PROGRAM  # a real program, binding nothing
 from ptn.testing.strategies import names, valid_metadata
 
 REPO = Path(__file__).resolve().parent.parent
