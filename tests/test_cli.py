@@ -387,7 +387,7 @@ def test_metadata_set_from_json(tmp_path: Path) -> None:
 
 
 def test_schema_command_prints_bundled_schemas() -> None:
-    for name in ("metadata", "aliases", "safetensors-header", "report"):
+    for name in ("metadata", "aliases", "safetensors-header", "report", "program-layout"):
         proc = ptn_cli("schema", name)
         assert proc.returncode == 0
         assert json.loads(proc.stdout) == load_schema(name)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import mmap
 import os
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
@@ -130,7 +130,10 @@ class Package:
             raise error
         self.findings: list[Finding] = findings
         self.warnings = [f for f in findings if f.severity == "warning"]
-        self._parsed = parsed
+        # Not the decoded program: its objects (a dozen per bound constant) would stay
+        # tracked by the cyclic collector, walked by every full collection while the
+        # package is open. It is freed here; read_program(pkg.program) decodes it again.
+        self._parsed = replace(parsed, program=None)
         self.members: dict[str, Member] = dict(parsed.members)
         self.aliases: dict[str, str] = dict(parsed.aliases)
         self.unreadable: dict[str, Finding] = dict(parsed.unreadable)

@@ -37,7 +37,8 @@ class Parsed:
     """Members present whose content could not be read, with the finding that says why."""
     program: Program | None = None
     """The decoded program; None when program.ptg is absent or could not be read (its
-    findings say why: envelope, an unknown version, a buffer that does not verify)."""
+    findings say why: envelope, an unknown version, a buffer that does not verify).
+    ``Package`` does not keep it (see ``Package._adopt``)."""
 
 
 def _member_view(buf: memoryview, member: Member) -> memoryview:
