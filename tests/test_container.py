@@ -21,6 +21,7 @@ from zipbytes import cd_entries, patch
 
 from ptn.core.errors import Finding, PtnError
 from ptn.testing import hostile
+from ptn.testing.hostile import PROGRAM
 from ptn.zip import (
     ALIGNMENT,
     MAX_MEMBERS,
@@ -31,7 +32,7 @@ from ptn.zip import (
 from ptn.zip.writer import ZipWriter
 
 MEMBERS = {
-    "program.ptg": b"\x10\x00\x00\x00NPTG" + bytes(range(200)),
+    "program.ptg": PROGRAM,
     "program.safetensors": b"\x08\x00\x00\x00\x00\x00\x00\x00{}      " + b"\x01" * 1000,
     "aliases.json": b'{"b": "a"}',
     "metadata.json": b'{"get_vocab_size": 32000}\n',

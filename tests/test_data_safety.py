@@ -258,6 +258,7 @@ WRITER = textwrap.dedent(
     import sys, time
     import numpy as np
     import ptn, ptn.zip.writer
+    from ptn.testing import program_for
     path, marker = sys.argv[1], sys.argv[2]
     real = ptn.zip.writer.byte_view
     tensors = []
@@ -270,8 +271,8 @@ WRITER = textwrap.dedent(
                 time.sleep(60)
         return view
     ptn.zip.writer.byte_view = slow
-    ptn.save(path, b"\\x10\\x00\\x00\\x00NPTG" + bytes(56),
-             {f"t{i}": np.full(1 << 18, i, np.float32) for i in range(4)})
+    arrays = {f"t{i}": np.full(1 << 18, i, np.float32) for i in range(4)}
+    ptn.save(path, program_for(arrays), arrays)
     """
 )
 

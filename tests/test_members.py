@@ -7,8 +7,9 @@ import pytest
 from ptn.package.members import membership_findings
 from ptn.program import envelope
 from ptn.program.envelope import ptg_findings
+from ptn.testing.hostile import PROGRAM
 
-GOOD = b"\x10\x00\x00\x00NPTG" + bytes(56)
+GOOD = PROGRAM  # a real program: its envelope is one part of it
 
 
 def rules(findings: list) -> list[str]:  # type: ignore[type-arg]

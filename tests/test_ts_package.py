@@ -271,6 +271,13 @@ def program_corpus() -> dict[str, bytes]:
         save(Path(tmp) / "c.ptn", program, stored)
         data = (Path(tmp) / "c.ptn").read_bytes()
     files["constants-cases"] = data
+    # Names from the file that are prototype keys of a JavaScript object.
+    proto = {"__proto__": w, "constructor": w, "toString": w}
+    program = program_for(proto, methods=("__proto__", "constructor", "__proto__"))
+    stored = {"constructor": w.copy(), "hasOwnProperty": w.copy(), "toString": np.ones(3, np.int8)}
+    with tempfile.TemporaryDirectory() as tmp:
+        save(Path(tmp) / "p.ptn", program, stored)
+        files["prototype-names"] = (Path(tmp) / "p.ptn").read_bytes()
     programs = [zipfile.ZipFile(io.BytesIO(files[f"real-{n}"])).read("program.ptg")
                 for n in ("mlp", "two_methods", "kv_cache", "dynamic_batch")]  # fmt: skip
     programs.append(program)

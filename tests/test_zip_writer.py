@@ -21,6 +21,7 @@ from zipbytes import patch
 
 import ptn.zip.writer as writer_module
 from ptn.core.errors import PtnError
+from ptn.testing.hostile import PROGRAM
 from ptn.zip import read_members
 from ptn.zip.writer import ZipWriter
 
@@ -42,7 +43,7 @@ def _local_header(data: bytes, offset: int) -> tuple[int, ...]:
 
 
 def test_small_members_get_plain_headers_that_zipfile_reads() -> None:
-    members = {"program.ptg": b"\x08\x00\x00\x00NPTG", "naïve.json": b"{}"}
+    members = {"program.ptg": PROGRAM, "naïve.json": b"{}"}
     data = _archive(None, members)
     with zipfile.ZipFile(io.BytesIO(data)) as zf:
         infos = zf.infolist()
@@ -253,7 +254,7 @@ def test_add_copy_starts_writeback_where_it_copied(
 @pytest.mark.parametrize("limit", [None, 4], ids=["zip", "zip64"])
 def test_an_end_record_on_another_disk_is_not_a_ptn(limit: int | None) -> None:
     """Multi-disk archives are refused whether or not zip64 records follow."""
-    data = _archive(limit, {"program.ptg": b"\x08\x00\x00\x00NPTG"})
+    data = _archive(limit, {"program.ptg": PROGRAM})
     split = patch(data, len(data) - 22 + 4, "<H", 1)  # "number of this disk"
     with pytest.raises(PtnError) as err:
         read_members(split)
