@@ -35,6 +35,9 @@ from ptn.program.verify import Refusal, Verifier
 from ptn.testing import hostile, program_for
 from ptn.testing.program_strategies import expected_plain, programs
 
+# executorch (the reference, when installed) and torch under it warn of their own deprecations.
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
 REAL = Path(__file__).resolve().parent / "fixtures" / "real"
 FIXTURES = sorted(REAL.glob("*.ptn"))
 LAYOUT = load_layout()

@@ -63,12 +63,15 @@ def _field(table: str, f: Field, depth: int, known: bool) -> st.SearchStrategy[A
                 if depth > 0 or not deeper
             ]
         )
-    items = (
-        st.sampled_from(sorted(_LAYOUT.enums[f.enum].values()))
-        if f.enum is not None and known
-        else _SCALARS.get(f.items or "")
-        or (_TEXT if f.items == "string" else tables(f.table or "", depth, known))
-    )
+    items: st.SearchStrategy[Any]
+    if f.enum is not None and known:
+        items = st.sampled_from(sorted(_LAYOUT.enums[f.enum].values()))
+    elif f.items in _SCALARS:
+        items = _SCALARS[f.items or ""]
+    elif f.items == "string":
+        items = _TEXT
+    else:
+        items = tables(f.table or "", depth, known)
     unique = _UNIQUE_BY.get((table, f.name))
     if unique is not None:
         return st.lists(items, max_size=3, unique_by=unique)
