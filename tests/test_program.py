@@ -337,6 +337,22 @@ def test_shared_subgraphs_within_bounds_are_decoded_once() -> None:
     assert isinstance(first, GraphArg) and first is second  # one object, as in the buffer
 
 
+def test_a_repeated_tensor_value_keeps_its_first_entry_and_positions(tmp_path: Path) -> None:
+    from test_ts_package import repeated_value_program
+
+    data = repeated_value_program()
+    program, _ = read_program(data)
+    assert program is not None
+    graph = program.methods[0].graph
+    assert list(graph.tensor_values) == ["a", "q"] and graph.repeated_values == (1,)
+    assert list(graph.tensor_value_positions()) == [0, 2]
+    path = tmp_path / "p.ptn"
+    path.write_bytes(hostile.package({}, data))
+    (finding,) = ptn.validate(path).findings
+    assert finding.rule == "ptg-missing-constant"
+    assert finding.pointer == "/methods/0/graph/tensor_values/2/meta/quant/scheme/scale_data_key"
+
+
 # -- the builder and program_for ---------------------------------------------------------------
 
 

@@ -33,6 +33,7 @@ from ptn.cli.inspect_view import describe
 from ptn.cli.report import json_report
 from ptn.package.read import load
 from ptn.package.write import save
+from ptn.program.build import build_program
 from ptn.program.model import AffineGroup, Dim, TensorMeta
 from ptn.remote.validate import validate
 from ptn.testing import hostile, program_for
@@ -239,6 +240,20 @@ def corpus(tmp: Path) -> dict[str, bytes]:
 REAL = REPO / "tests" / "fixtures" / "real"
 
 
+def repeated_value_program() -> bytes:
+    """Tensor values a, a, q: the second a is left out of the decoded dict, and q's scale
+    key, stored nowhere, is reported at its position in the buffer (2)."""
+    plain = {"dtype": 6, "sizes": [{"min": 2, "max": 2}], "dim_order": [0]}
+    quant = {**plain, "dtype": 0, "quant": {"scheme": ("AffineGroup", {"scale_data_key": "s"})}}
+    values = [
+        {"name": "a", "meta": plain},
+        {"name": "a", "meta": plain},
+        {"name": "q", "meta": quant},
+    ]
+    graph = {"nodes": [{"name": "output", "op_kind": 2}], "tensor_values": values}
+    return build_program({"version": "1", "methods": [{"name": "forward", "graph": graph}]})
+
+
 def program_corpus() -> dict[str, bytes]:
     """Programs: ExecuTorch's own packages, the rules of spec section 4.3 in one package, and
     programs with one to three random byte edits (the zip around them intact, so both
@@ -271,6 +286,7 @@ def program_corpus() -> dict[str, bytes]:
         save(Path(tmp) / "c.ptn", program, stored)
         data = (Path(tmp) / "c.ptn").read_bytes()
     files["constants-cases"] = data
+    files["repeated-tensor-value"] = hostile.package({}, repeated_value_program())
     # Names from the file that are prototype keys of a JavaScript object.
     proto = {"__proto__": w, "constructor": w, "toString": w}
     program = program_for(proto, methods=("__proto__", "constructor", "__proto__"))

@@ -70,7 +70,8 @@ def _tensor_values(
 ) -> Iterator[tuple[tuple[str | int, ...], str, TensorMeta]]:
     """(pointer tokens of the meta, tensor value name, meta) of every tensor value of
     ``graph`` and of its subgraphs, depth first."""
-    for t, (name, meta) in enumerate(graph.tensor_values.items()):
+    positions = graph.tensor_value_positions()
+    for t, (name, meta) in zip(positions, graph.tensor_values.items(), strict=True):
         yield (*base, "tensor_values", t, "meta"), name, meta
     for n, a, sub in graph.subgraphs():
         inner = (*base, "nodes", n, "inputs", a, "arg", "value", "graph")

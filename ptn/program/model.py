@@ -288,13 +288,21 @@ class Node:
 class Graph:
     """Nodes in topological order, input and output names, tensor metadata by SSA name.
 
-    ``tensor_values`` keeps the first entry of a name the buffer lists twice.
+    ``tensor_values`` keeps the first entry of a name the buffer lists twice; the
+    positions of the others in the buffer's vector are ``repeated_values``.
     """
 
     nodes: tuple[Node, ...]
     inputs: tuple[str, ...] = ()
     outputs: tuple[str, ...] = ()
     tensor_values: dict[str, TensorMeta] = field(default_factory=dict)
+    repeated_values: tuple[int, ...] = ()
+
+    def tensor_value_positions(self) -> Iterator[int]:
+        """The position in the buffer's vector of each entry of ``tensor_values``, in order."""
+        skipped = set(self.repeated_values)
+        n = len(self.tensor_values) + len(skipped)
+        return (i for i in range(n) if i not in skipped)
 
     def subgraphs(self) -> Iterator[tuple[int, int, GraphArg]]:
         """(node index, input index, GraphArg) of each subgraph argument, in order."""
@@ -359,9 +367,13 @@ class Program:
 
 def _graph(f: dict[str, Any]) -> Graph:
     values: dict[str, TensorMeta] = {}
-    for name, meta in f["tensor_values"]:
-        values.setdefault(name, meta)
-    return Graph(f["nodes"], f["inputs"], f["outputs"], values)
+    repeated = []
+    for i, (name, meta) in enumerate(f["tensor_values"]):
+        if name in values:
+            repeated.append(i)
+        else:
+            values[name] = meta
+    return Graph(f["nodes"], f["inputs"], f["outputs"], values, tuple(repeated))
 
 
 FROM_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {

@@ -4,7 +4,8 @@ Plain data is what the builder encodes: a table is a dict of field name -> value
 missing name or None: the field is absent), a vector a list, an enum an integer code or
 its name, a union a ``(member table name, dict)`` pair. ``to_plain(program)`` gives the
 plain form of a decoded program, so that ``build_program(to_plain(read(data)))`` writes
-the same program again.
+the same program again (a tensor value whose name an earlier one has is not kept by
+the decoded ``Graph``, so it is not written again).
 """
 
 from __future__ import annotations
