@@ -1,8 +1,8 @@
 """The strict zip reader for untrusted bytes: the stages, run in order over one buffer.
 
 Readers disagree on malformed zips (Python's ``zipfile`` trusts the central
-directory, the reference reader walks local headers from offset 0), so a file
-that two readers see differently can smuggle a decoy member past a validator.
+directory; a local-header walker such as the proposed ExecuTorch C++ loader starts from
+offset 0), so a file that two readers see differently can smuggle a decoy member past a validator.
 The reader therefore accepts only archives whose every byte is accounted for
 exactly once: one end record at the very end, a central directory that agrees
 with each local header, member ranges that tile the file without gaps or

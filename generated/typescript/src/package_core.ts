@@ -201,7 +201,7 @@ function ptgFindings(size: number, head: Uint8Array): RawFinding[] {
   }
   if (size > PTG_MAX_BYTES) {
     findings.push(raw("ptg-too-large", "warning", PTG, null,
-      `program.ptg has ${size} bytes; the reference runtime refuses programs over ${PTG_MAX_BYTES}`));
+      `program.ptg has ${size} bytes; the proposed ExecuTorch C++ loader refuses programs over ${PTG_MAX_BYTES}`));
   }
   return findings;
 }
@@ -308,7 +308,11 @@ async function readHeader(
       entry.size !== ENTRY_FIELDS.length ||
       !ENTRY_FIELDS.every((f) => entry.has(f))
     ) {
-      findings.append(err("st-entry-invalid", here, "entry must be an object of dtype/shape/data_offsets"));
+      const problem =
+        key === ""
+          ? "the tensor key is empty; every key must name its tensor"
+          : "entry must be an object of dtype/shape/data_offsets";
+      findings.append(err("st-entry-invalid", here, problem));
       continue;
     }
     let ok = true;
@@ -317,7 +321,7 @@ async function readHeader(
       findings.append(err("st-unsupported-dtype", here + "/dtype", `unsupported dtype ${repr(dtype)}`));
       ok = false;
     } else if (dtype === "C64") {
-      findings.append(warn("st-complex64", here + "/dtype", "C64: the reference reader rejects it"));
+      findings.append(warn("st-complex64", here + "/dtype", "C64: the proposed ExecuTorch C++ loader rejects it"));
     }
     const shape = entry.get("shape");
     const problem = shapeProblem(shape, typeof dtype === "string" ? (ITEMSIZE[dtype] ?? 1) : 1);

@@ -15,7 +15,7 @@
 //   6. walking containers in document order: one nested deeper than 64 levels
 //      (json-too-deep) or one holding a float that overflows (json-number-overflow).
 
-/** json-too-large: the reference runtime's cap on a JSON member. */
+/** json-too-large: the proposed ExecuTorch C++ loader's cap (spec 1.1) on a JSON member. */
 export const MAX_JSON_BYTES = 64 * 1024 * 1024;
 /** json-too-deep: arrays and objects nest at most this deep; the top-level value is level 1. */
 export const MAX_DEPTH = 64;
