@@ -97,6 +97,23 @@ def overflow_then_deep(extra: int = 0) -> bytes:
     return b"[1e400," + b"[" * depth + b"]" * depth + b"]"
 
 
+def long_list_then(bad: bytes, items: int) -> bytes:
+    """``{"a":[0,0,...,bad]}``: ``items`` zeros before one bad token (such as a lone
+    surrogate, ``b'"\\ud800"'``). A walk that built each item's pointer from the one before took
+    quadratic time and reported ``/a/0/1/2/...``; the pointer is ``/a/<items>``."""
+    return b'{"a":[' + b"0," * items + bad + b"]}"
+
+
+def deep_long_names(size: int, depth: int = PARSE_DEPTH_CAP - 1) -> bytes:
+    """``depth`` nested objects, each under one name of ~size/depth characters, and one
+    valid surrogate pair inside: past jiter's nesting limit, so the checking parse walks
+    it. Pointers built per value took O(depth x size) memory (445x at 6.4 MB); verdict
+    ``json-too-deep`` (past 64 levels)."""
+    width = max(1, (size - 40) // depth - 5)
+    names = [b'{"' + (b"%x" % level).ljust(width, b"n") + b'":' for level in range(depth - 1)]
+    return b"".join(names) + b'{"x":"\\ud83d\\ude00"}' + b"}" * (depth - 1)
+
+
 def long_int(digits: int) -> bytes:
     """``{"a": 9...9}``: json-number-overflow past 4,300 digits, else metadata-int-out-of-range."""
     return b'{"a":' + b"9" * digits + b"}"
