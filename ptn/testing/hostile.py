@@ -160,6 +160,31 @@ def bool_tensor(values: bytes) -> bytes:
     return package({"program.safetensors": safetensors(header, values)})
 
 
+PROTOTYPE_NAMES = ("__proto__", "constructor", "toString", "hasOwnProperty", "valueOf")
+"""Names a JavaScript reader finds on every plain object: a lookup by a name from the file
+in one (``table[name]``) returns a function or Object.prototype instead of nothing."""
+
+
+def prototype_names() -> bytes:
+    """A package naming everything after Object.prototype's properties: dtypes, keys,
+    aliases, metadata names. Every binding must read them as plain names (unsupported
+    dtypes, unknown owners), never as the language's own objects."""
+    header: dict[str, object] = {
+        name: {"dtype": name, "shape": [1], "data_offsets": [i, i + 1]}
+        for i, name in enumerate(PROTOTYPE_NAMES)
+    }
+    header["F32"] = {"dtype": "U8", "shape": [1], "data_offsets": [5, 6]}
+    aliases = {f"{name}_": name for name in PROTOTYPE_NAMES} | {"alias": "__defineGetter__"}
+    meta = {name: 1 for name in PROTOTYPE_NAMES}
+    return package(
+        {
+            "program.safetensors": safetensors(header, bytes(6)),
+            "aliases.json": json.dumps(aliases).encode(),
+            "metadata.json": json.dumps(meta).encode(),
+        }
+    )
+
+
 def metadata_package(document: bytes) -> bytes:
     return package({"metadata.json": document})
 
@@ -172,6 +197,9 @@ def seeds() -> dict[str, bytes]:
         "overflow-deep": metadata_package(overflow_then_deep(5)),
         "int-4300": metadata_package(long_int(4_300)),
         "int-4301": metadata_package(long_int(4_301)),
+        "long-list-lone-surrogate": metadata_package(long_list_then(b'"\\ud800"', 2_000)),
+        "deep-long-names": metadata_package(deep_long_names(64 << 10)),
+        "prototype-names": prototype_names(),
         "bad-aliases": bad_aliases(300),
         "zero-element-huge-dims": huge_zero_element_tensor(),
         "bool-2": bool_tensor(b"\x00\x01\x02"),

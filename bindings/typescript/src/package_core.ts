@@ -33,10 +33,12 @@ const MAX_RANK = 64;
 const MAX_DIM = 2n ** 31n - 1n;
 const MAX_NBYTES = 2n ** 63n - 1n;
 const ENTRY_FIELDS = ["dtype", "shape", "data_offsets"];
-const ITEMSIZE: Record<string, number> = {
-  F64: 8, F32: 4, F16: 2, BF16: 2, I64: 8, I32: 4, I16: 2,
-  I8: 1, U8: 1, BOOL: 1, C64: 8, U16: 2, U32: 4, U64: 8,
-};
+// Every table looked up by a name from a file is a Map: a plain object answers
+// "__proto__", "constructor", "toString"... with what every object inherits.
+const ITEMSIZE: ReadonlyMap<string, number> = new Map([
+  ["F64", 8], ["F32", 4], ["F16", 2], ["BF16", 2], ["I64", 8], ["I32", 4], ["I16", 2],
+  ["I8", 1], ["U8", 1], ["BOOL", 1], ["C64", 8], ["U16", 2], ["U32", 4], ["U64", 8],
+]);
 /** Deep reads go in chunks of this many bytes (one request each for a URL). */
 const CHUNK = 8 << 20;
 const METHOD_DEFLATE = 8;
@@ -109,11 +111,11 @@ class Budget {
 /** What Python's repr escapes in a str: backslash, quotes, and the characters that
  * str.isprintable rejects (categories C, Zl, Zp, and Zs other than the space). */
 const NOT_PRINTED = /[\\'"\p{C}\p{Zl}\p{Zp}]|(?! )\p{Zs}/gu;
-const SHORT_ESCAPES: Record<string, string> = { "\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r" };
+const SHORT_ESCAPES: ReadonlyMap<string, string> = new Map([["\\", "\\\\"], ["\t", "\\t"], ["\n", "\\n"], ["\r", "\\r"]]);
 
 function escapeChar(ch: string, quote: string): string {
   if (ch === "'" || ch === '"') return ch === quote ? "\\" + ch : ch;
-  const short = SHORT_ESCAPES[ch];
+  const short = SHORT_ESCAPES.get(ch);
   if (short !== undefined) return short;
   const cp = ch.codePointAt(0) ?? 0;
   if (cp < 0x100) return "\\x" + cp.toString(16).padStart(2, "0");
@@ -312,14 +314,14 @@ async function readHeader(
     }
     let ok = true;
     const dtype = entry.get("dtype");
-    if (typeof dtype !== "string" || !Object.hasOwn(ITEMSIZE, dtype)) {
+    if (typeof dtype !== "string" || !ITEMSIZE.has(dtype)) {
       findings.append(err("st-unsupported-dtype", here + "/dtype", `unsupported dtype ${repr(dtype)}`));
       ok = false;
     } else if (dtype === "C64") {
       findings.append(warn("st-complex64", here + "/dtype", "C64: the reference reader rejects it"));
     }
     const shape = entry.get("shape");
-    const problem = shapeProblem(shape, typeof dtype === "string" ? (ITEMSIZE[dtype] ?? 1) : 1);
+    const problem = shapeProblem(shape, typeof dtype === "string" ? (ITEMSIZE.get(dtype) ?? 1) : 1);
     if (problem || !Array.isArray(shape)) {
       findings.append(err("st-bad-shape", here + "/shape", problem || "shape is not a list"));
       ok = false;
@@ -337,7 +339,7 @@ async function readHeader(
     if (!ok) continue;
     const dims = shape as bigint[];
     const info: TensorInfo = { key, dtype: dtype as string, shape: dims, begin, end };
-    const itemSize = BigInt(ITEMSIZE[dtype as string] ?? 1);
+    const itemSize = BigInt(ITEMSIZE.get(dtype as string) ?? 1);
     const numel = dims.reduce((a, d) => a * d, 1n);
     const nbytes = end - begin;
     if (nbytes !== numel * itemSize) {

@@ -35,15 +35,9 @@ const FLAGS_WITH_A_RULE =
 const FLAGS_ENCRYPTION = FLAG_ENCRYPTED | FLAG_STRONG_ENCRYPTION | FLAG_MASKED_HEADERS;
 const FLAGS_COMPARED = FLAG_ENCRYPTED | FLAG_DESCRIPTOR | FLAG_STRONG_ENCRYPTION | FLAG_UTF8;
 const VERSION_ZIP64 = 45;
-const METHOD_NAMES: Record<number, string> = {
-  8: "deflate",
-  9: "deflate64",
-  12: "bzip2",
-  14: "lzma",
-  93: "zstd",
-  95: "xz",
-  99: "AES",
-};
+const METHOD_NAMES: ReadonlyMap<number, string> = new Map([
+  [8, "deflate"], [9, "deflate64"], [12, "bzip2"], [14, "lzma"], [93, "zstd"], [95, "xz"], [99, "AES"],
+]);
 const ZIP64_FIELDS = ["uncompressed size", "compressed size", "local header offset"];
 
 /** A finding before the budget: `more` > 0 marks a summary standing for that many. */
@@ -713,7 +707,7 @@ function checkFields(
     );
   }
   if (method !== 0) {
-    const known = METHOD_NAMES[method];
+    const known = METHOD_NAMES.get(method);
     sink.add(
       "zip-member-compressed",
       name,
