@@ -48,6 +48,7 @@ def test_the_safetensors_header_points_at_the_same_item() -> None:
 
 def _path_to_lone(value: object, where: tuple[object, ...] = ()) -> tuple[object, ...] | None:
     """The reference: recursion, names before values, the first string with a lone half."""
+
     def lone(text: str) -> bool:
         return any(0xD800 <= ord(c) <= 0xDFFF for c in text)
 
