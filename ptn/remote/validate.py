@@ -64,7 +64,7 @@ def _findings(
 
 
 def validate(
-    path: str | os.PathLike[str],
+    path: str | bytes | os.PathLike[str] | os.PathLike[bytes],
     deep: bool | None = None,
     *,
     fast: bool = False,
@@ -97,7 +97,8 @@ def validate(
         raise ValueError(
             f"validate: time_limit must be a positive number of seconds, not {time_limit!r}"
         )
-    report = Report(os.fspath(path))
+    path = os.fsdecode(path)  # a bytes path too; the report names it as text
+    report = Report(path)
     deadline = None if time_limit is None else time.monotonic() + time_limit
     try:
         deep = not fast and deep is not False
