@@ -29,20 +29,24 @@ from isal import isal_zlib
 from ptn.core.buffers import close_mapping
 from ptn.core.errors import Finding, PtnError, PtnIOError, within_budget
 from ptn.core.names import ALIASES, METADATA, PTG, SAFETENSORS
+from ptn.json.strict import MAX_JSON_BYTES
 from ptn.package.validate import Parsed, _stages, crc_targets
+from ptn.remote.base import STREAM_CHUNK
 from ptn.remote.sources import ByteSource, TransferStats, open_source
 from ptn.safetensors.header import MAX_HEADER_BYTES, bool_findings
 from ptn.zip import Member, read_members
 from ptn.zip.central import read_directory
-from ptn.zip.ends import _EOCD_SEARCH, find_eocd, locate_directory
+from ptn.zip.ends import _EOCD_SEARCH, EndRecords, find_eocd, locate_directory
 from ptn.zip.reader import crc_mismatch
 from ptn.zip.sink import Sink
 from ptn.zip.structs import (
+    CDH,
     EOCD,
     EOCD64,
     FLAG_DESCRIPTOR,
     LFH,
     LOC64,
+    SIG_CDH,
     SIG_EOCD,
     SIG_EOCD64,
     SIG_LFH,
@@ -208,7 +212,7 @@ def fetch_for_stages(buf: SparseBuffer) -> list[Member]:
     except PtnError:
         return []
     area_end = ends.cd_start
-    buf.need([(ends.cd_start, ends.cd_end)])
+    _fetch_directory(buf, ends)
     entries = read_directory(mv, ends, Sink()).entries
     heads = sorted({e.header_offset for e in entries if 0 <= e.header_offset <= area_end - 30})
     buf.need((h, h + 30) for h in heads)
@@ -235,12 +239,42 @@ def fetch_for_stages(buf: SparseBuffer) -> list[Member]:
     return members
 
 
+def _fetch_directory(buf: SparseBuffer, ends: EndRecords) -> None:
+    """The central directory as ``read_directory`` walks it, in pieces fetched as the walk
+    reaches them: it stops at the first entry that breaks (and reads no entry's comment),
+    so a directory the end record claims is a gigabyte costs the entries before the
+    break, never the claim. Pieces double from ``MIN_READ`` up to ``STREAM_CHUNK``."""
+    mv, pos, end = buf.view, ends.cd_start, ends.cd_end
+    have, piece = pos, MIN_READ  # fetched up to ``have`` (comments skipped)
+
+    def reach(needed: int) -> None:
+        nonlocal have, piece
+        if needed > have:
+            have = min(end, max(needed, max(have, pos) + piece))
+            buf.need([(pos, have)])
+            piece = min(2 * piece, STREAM_CHUNK)
+
+    for _ in range(ends.counted):
+        if pos + 46 > end:
+            return
+        reach(pos + 46)
+        if mv[pos : pos + 4] != SIG_CDH:
+            return
+        name_len, extra_len, comment_len = CDH.unpack_from(mv, pos)[10:13]
+        read_end = pos + 46 + name_len + extra_len
+        if read_end + comment_len > end:
+            return
+        reach(read_end)
+        pos = read_end + comment_len
+
+
 def _fetch_members(buf: SparseBuffer, members: list[Member]) -> None:
-    """What the member checks read: program.ptg's first 8 bytes, the safetensors header, JSON."""
+    """What the member checks read: program.ptg's first 8 bytes, the safetensors header, JSON
+    (a JSON member over the size limit is not fetched: its size alone is json-too-large)."""
     by_name = {m.name: m for m in members}
     wanted: list[Range] = []
     for name in (ALIASES, METADATA):
-        if name in by_name:
+        if name in by_name and by_name[name].size <= MAX_JSON_BYTES:
             m = by_name[name]
             wanted.append((m.data_offset, m.data_offset + m.size))
     for name in (PTG, SAFETENSORS):

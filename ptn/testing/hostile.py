@@ -241,6 +241,20 @@ def shared_extras(entries: int, *, fields: int = 16_383) -> bytes:
     return local + bytes(central) + eocd
 
 
+def directory_claim(junk: int, *, before: bool = False) -> bytes:
+    """A package whose end record claims a central directory ``junk`` bytes longer than
+    its entries: zeros after them (the counted entries read well, then the surplus is
+    ``zip-not-a-zip``) or, with ``before``, in front of them (the first entry has no
+    signature). A reader needs the entries it walks, never the claimed size."""
+    data = package({"metadata.json": b"{}"})
+    eocd = len(data) - 22
+    count, size, offset = struct.unpack_from("<HII", data, eocd + 10)
+    at = offset if before else offset + size
+    out = bytearray(data[:at] + bytes(junk) + data[at:])
+    struct.pack_into("<I", out, eocd + junk + 12, size + junk)
+    return bytes(out)
+
+
 class Unseekable(io.RawIOBase):
     """A write-only stream: zipfile then follows each member with a data descriptor."""
 

@@ -515,17 +515,46 @@ interface CentralEntry {
   headerOffset: bigint;
 }
 
+/** The directory is read in pieces as the walk reaches them, doubling from this size up to
+ * DIRECTORY_PIECE_MAX: the walk stops at the first entry that breaks (and reads no entry's
+ * comment), so an end record claiming a gigabyte of directory costs the entries before the
+ * break, never the claim. */
+const DIRECTORY_PIECE = 8 << 10;
+const DIRECTORY_PIECE_MAX = 1 << 20;
+
+/** A window on the directory: bytes holding [at, at + length) (directory offsets). */
+class DirectoryWindow {
+  #bytes: Uint8Array = new Uint8Array(0);
+  #base = 0;
+  #piece = DIRECTORY_PIECE;
+  constructor(
+    readonly r: Reader,
+    readonly start: number,
+    readonly size: number,
+  ) {}
+
+  async get(at: number, length: number): Promise<{ bytes: Uint8Array; base: number }> {
+    if (at < this.#base || at + length > this.#base + this.#bytes.length) {
+      const size = Math.min(this.size - at, Math.max(length, this.#piece));
+      this.#bytes = await this.r.bytes(this.start + at, size);
+      this.#base = at;
+      this.#piece = Math.min(2 * this.#piece, DIRECTORY_PIECE_MAX);
+    }
+    return { bytes: this.#bytes, base: this.#base };
+  }
+}
+
 async function readDirectory(
   r: Reader,
   ends: EndRecords,
   sink: Sink,
 ): Promise<{ entries: CentralEntry[]; complete: boolean }> {
   const { counted: count, cdStart, cdEnd } = ends;
-  const cd = await r.bytes(cdStart, cdEnd - cdStart);
+  const end = cdEnd - cdStart;
+  const window = new DirectoryWindow(r, cdStart, end);
   const entries: CentralEntry[] = [];
   let complete = true;
   let pos = 0;
-  const end = cd.length;
   for (let i = 0; i < count; i++) {
     if (pos + 46 > end) {
       sink.add(
@@ -535,7 +564,8 @@ async function readDirectory(
       );
       return { entries, complete: false };
     }
-    if (u32(cd, pos) !== SIG_CDH) {
+    let { bytes, base } = await window.get(pos, 46);
+    if (u32(bytes, pos - base) !== SIG_CDH) {
       sink.add(
         "zip-not-a-zip",
         null,
@@ -544,11 +574,10 @@ async function readDirectory(
       );
       return { entries, complete: false };
     }
-    const nameLen = u16(cd, pos + 28);
-    const extraLen = u16(cd, pos + 30);
-    const commentLen = u16(cd, pos + 32);
-    const nameAt = pos + 46;
-    const extraAt = nameAt + nameLen;
+    const nameLen = u16(bytes, pos - base + 28);
+    const extraLen = u16(bytes, pos - base + 30);
+    const commentLen = u16(bytes, pos - base + 32);
+    const extraAt = pos + 46 + nameLen;
     const nextPos = extraAt + extraLen + commentLen;
     if (nextPos > end) {
       sink.add(
@@ -559,7 +588,8 @@ async function readDirectory(
       );
       return { entries, complete: false };
     }
-    const entry = centralEntry(i, cd, pos, extraAt, extraAt + extraLen, ends.shift, sink);
+    ({ bytes, base } = await window.get(pos, 46 + nameLen + extraLen));
+    const entry = centralEntry(i, bytes, pos - base, extraAt - base, extraAt - base + extraLen, ends.shift, sink);
     if (entry === null) complete = false;
     else entries.push(entry);
     pos = nextPos;
