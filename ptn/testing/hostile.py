@@ -248,7 +248,7 @@ def directory_claim(junk: int, *, before: bool = False) -> bytes:
     signature). A reader needs the entries it walks, never the claimed size."""
     data = package({"metadata.json": b"{}"})
     eocd = len(data) - 22
-    count, size, offset = struct.unpack_from("<HII", data, eocd + 10)
+    size, offset = struct.unpack_from("<II", data, eocd + 12)
     at = offset if before else offset + size
     out = bytearray(data[:at] + bytes(junk) + data[at:])
     struct.pack_into("<I", out, eocd + junk + 12, size + junk)
