@@ -6,6 +6,7 @@ file is mapped and checked by ``ptn.package.validate``. Either way the stages ar
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import threading
@@ -34,17 +35,68 @@ def _on_alarm(signum: int, frame: object) -> None:
 
 @contextmanager
 def _alarm(seconds: float | None) -> Iterator[None]:
-    """SIGALRM after ``seconds`` when this is the main thread (the only one signals reach)."""
-    if seconds is None or threading.current_thread() is not threading.main_thread():
+    """Raise ``_Timeout`` in this thread after ``seconds``, wherever it is.
+
+    In the main thread, a SIGALRM timer (it also interrupts a blocking system call).
+    Signals reach only the main thread, so in any other (a ``-j`` thread, a Dask task) a
+    watchdog thread raises it asynchronously at this thread's next bytecode; a C call
+    already running finishes first (spec.md section 10 bounds each), and a socket wait
+    is bounded by the same deadline in ptn.remote.http.
+    """
+    if seconds is None:
         yield
         return
-    previous = signal.signal(signal.SIGALRM, _on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGALRM, _on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        try:
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+        return
+    watchdog = _Watchdog(threading.get_ident(), seconds)
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        watchdog.stop()
+
+
+class _Watchdog:
+    """After ``seconds``, raises ``_Timeout`` in the thread ``ident`` unless stopped first.
+
+    ``stop`` also withdraws an exception set but not yet raised, so none can surface in
+    the caller's code after the check returned.
+    """
+
+    def __init__(self, ident: int, seconds: float) -> None:
+        self._ident = ident
+        self._lock = threading.Lock()
+        self._armed = True
+        self._fired = False
+        self._timer = threading.Timer(seconds, self._fire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _fire(self) -> None:
+        with self._lock:
+            if self._armed:
+                self._fired = _set_async_exc(self._ident, _Timeout)
+
+    def stop(self) -> None:
+        self._timer.cancel()
+        with self._lock:
+            self._armed = False
+            if self._fired:
+                _set_async_exc(self._ident, None)
+
+
+def _set_async_exc(ident: int, exc: type[BaseException] | None) -> bool:
+    """``PyThreadState_SetAsyncExc``: ``exc`` raised in thread ``ident`` (None withdraws it)."""
+    done = ctypes.pythonapi.PyThreadState_SetAsyncExc(
+        ctypes.c_ulong(ident), ctypes.py_object(exc) if exc is not None else None
+    )
+    return bool(done)
 
 
 @contextmanager
@@ -81,10 +133,12 @@ def validate(
     I/O problems are reported as a ``ptn-io-error`` finding.
 
     ``time_limit`` (seconds) stops the check and reports ``ptn-timeout`` with
-    the findings so far. In the main thread a SIGALRM timer interrupts any
-    stage (it replaces a SIGALRM handler for the duration); in other threads
-    the limit is checked between stages only. Costs are bounded without it
-    (spec.md section 10): the limit is for callers with a budget of their own.
+    the findings so far. It is one deadline for every wait: in the main thread a
+    SIGALRM timer interrupts any stage (it replaces a SIGALRM handler for the
+    duration), in other threads (``-j``, Dask) a watchdog raises in the thread
+    itself, and each connect, header and body read of a URL waits at most until
+    it. Costs are bounded without it (spec.md section 10): the limit is for
+    callers with a budget of their own.
 
     ``path`` may be a URL: ``https://``/``http://`` (range requests), or any protocol of
     an installed fsspec plugin (``s3://``, ``gs://``, ``hf://``; ``ptn-tools[remote]``).
