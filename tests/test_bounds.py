@@ -407,13 +407,13 @@ def _tiny() -> Path:
 def test_validate_time_limit_interrupts_a_stage_in_the_main_thread(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import ptn.remote.validate
+    import ptn.remote.sparse
 
     def stuck(buf: object, deep: bool = False) -> Iterator[Finding]:
         time.sleep(30)
         yield from ()
 
-    monkeypatch.setattr(ptn.remote.validate, "iter_findings", stuck)
+    monkeypatch.setattr(ptn.remote.sparse, "sparse_stages", stuck)
     report = ptn.validate(_tiny(), time_limit=0.2)
     assert [f.rule for f in report.findings] == ["ptn-timeout"]
     assert signal.getsignal(signal.SIGALRM) == signal.SIG_DFL  # handler restored
@@ -422,14 +422,14 @@ def test_validate_time_limit_interrupts_a_stage_in_the_main_thread(
 def test_validate_time_limit_between_stages_in_another_thread(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import ptn.remote.validate
+    import ptn.remote.sparse
 
     def slow(buf: object, deep: bool = False) -> Iterator[Finding]:
         for i in range(100):
             time.sleep(0.02)
             yield Finding("zip-crc-mismatch", "error", None, None, f"#{i}")
 
-    monkeypatch.setattr(ptn.remote.validate, "iter_findings", slow)
+    monkeypatch.setattr(ptn.remote.sparse, "sparse_stages", slow)
     reports: list[ptn.Report] = []
     worker = threading.Thread(target=lambda: reports.append(ptn.validate(_tiny(), time_limit=0.1)))
     worker.start()

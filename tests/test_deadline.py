@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from range_server import Store, serve
 
 import ptn
-import ptn.remote.validate
+import ptn.remote.sparse
 from ptn.cli.main import cli
 from ptn.core.errors import Finding
 from ptn.remote.http import HEADER_BUDGET
@@ -74,7 +74,7 @@ def _busy(buf: object, deep: bool = False) -> Iterator[Finding]:
 
 
 def test_a_busy_stage_in_a_thread_is_stopped(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ptn.remote.validate, "iter_findings", _busy)
+    monkeypatch.setattr(ptn.remote.sparse, "sparse_stages", _busy)
     with ThreadPoolExecutor(1) as pool:
         report = pool.submit(ptn.validate, TINY, time_limit=0.3).result()
     assert _rules(report) == ["ptn-timeout"]
@@ -96,7 +96,7 @@ def test_dask_tasks_are_stopped_by_the_time_limit(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     distributed = pytest.importorskip("distributed")
-    monkeypatch.setattr(ptn.remote.validate, "iter_findings", _busy)
+    monkeypatch.setattr(ptn.remote.sparse, "sparse_stages", _busy)
     out = tmp_path / "out.jsonl"
     with (
         distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False) as cluster,

@@ -20,6 +20,7 @@ from ptn.program.envelope import ptg_findings
 from ptn.safetensors.aliases import read_aliases
 from ptn.safetensors.header import TensorInfo, bool_findings, read_header
 from ptn.zip import Member, check_crc, read_members
+from ptn.zip.decoy import decoy_finding, scans
 
 
 @dataclass(frozen=True)
@@ -153,7 +154,8 @@ def broken_keys(findings: Iterable[Finding]) -> dict[str, Finding]:
 
 
 def _crc_findings(buf: memoryview, members: list[Member]) -> Iterator[Finding]:
-    """CRC-32 of each member, reading every byte of the file at most once.
+    """CRC-32 of each member, reading every byte of the file at most once, and a decoy
+    descriptor in the data of a member with one (ptn.zip.decoy).
 
     Entries that share or overlap data are already errors; checking each of
     them would let 10^5 entries over one large member cost 10^5 full reads.
@@ -163,6 +165,10 @@ def _crc_findings(buf: memoryview, members: list[Member]) -> Iterator[Finding]:
         finding = check_crc(buf, member)
         if finding is not None:
             yield finding
+        if scans(member) and (finding is None or finding.rule == "zip-crc-mismatch"):
+            decoy = decoy_finding(_member_view(buf, member), member)
+            if decoy is not None:
+                yield decoy
 
 
 def crc_targets(members: list[Member]) -> Iterator[Member]:

@@ -23,10 +23,9 @@ from collections.abc import Iterator
 from urllib.parse import urljoin, urlsplit
 
 from ptn import __version__
+from ptn.package.sparse import STREAM_CHUNK, TAIL
 from ptn.remote.base import (
     HTTP,
-    STREAM_CHUNK,
-    TAIL,
     OutOfTime,
     TransferStats,
     check_deadline,

@@ -1,7 +1,8 @@
 """``ptn.validate``: one entry for a local path or a URL, under an optional time limit.
 
-It sits in the remote layer because a URL is read through ``ptn.remote.sparse``; a local
-file is mapped and checked by ``ptn.package.validate``. Either way the stages are the same.
+It sits in the remote layer because both are read through ``ptn.remote.sparse``: the
+bytes each stage reads, fetched from the server or read from the file with ``pread``
+(never a mapping, which a truncation would turn into SIGBUS), then the same stages.
 """
 
 from __future__ import annotations
@@ -14,11 +15,12 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from ptn.core.buffers import mapped
+from ptn.core.buffers import open_regular
 from ptn.core.errors import Finding, PtnError, Report
-from ptn.package.validate import iter_findings
+from ptn.package.sparse import FileSource
 from ptn.remote.base import OutOfTime, TransferStats
 from ptn.remote.sources import is_url
+from ptn.remote.sparse import remote_findings, sparse_findings
 
 
 class _Timeout(BaseException):
@@ -101,18 +103,20 @@ def _set_async_exc(ident: int, exc: type[BaseException] | None) -> bool:
 
 @contextmanager
 def _findings(
-    path: str | os.PathLike[str], deep: bool, stats: TransferStats | None, deadline: float | None
+    path: str, deep: bool, stats: TransferStats | None, deadline: float | None
 ) -> Iterator[Iterator[Finding]]:
-    """The findings of a local file (mapped) or of a URL (``ptn.remote.sparse``)."""
+    """The findings of a local file or of a URL, both read (never mapped) as the checks
+    need them (``ptn.remote.sparse``): a file truncated meanwhile is an I/O error."""
     if is_url(path):
-        # The remote reader only for a URL: validating local files never loads it (start-up).
-        from ptn.remote.sparse import remote_findings
-
-        with remote_findings(str(path), deep, stats=stats, deadline=deadline) as found:
+        with remote_findings(path, deep, stats=stats, deadline=deadline) as found:
             yield found
-    else:
-        with mapped(path) as buf:
-            yield iter_findings(buf, deep)
+        return
+    fd = open_regular(path)
+    try:
+        with sparse_findings(FileSource(fd, path), deep) as found:
+            yield found
+    finally:
+        os.close(fd)
 
 
 def validate(

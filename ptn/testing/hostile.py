@@ -278,10 +278,16 @@ def descriptor_decoy() -> bytes:
         "<4s5H3I2H", b"PK\x03\x04", 20, 0, 0, 0, 0, zlib.crc32(decoy_data), 64, 64, 11, 0
     )
     fake = struct.pack("<4s3I", b"PK\x07\x08", zlib.crc32(PROGRAM), len(PROGRAM), len(PROGRAM))
+    return with_descriptor(PROGRAM + fake + decoy + b"program.ptg" + decoy_data)
+
+
+def with_descriptor(program: bytes = PROGRAM) -> bytes:
+    """A stored ``program.ptg`` written by ``zipfile`` to an unseekable stream: flag bit 3,
+    and a data descriptor after the data (``zip-data-descriptor``, nothing more)."""
     out = Unseekable()
     with zipfile.ZipFile(out, "w") as z:
         info = zipfile.ZipInfo("program.ptg", (1980, 1, 1, 0, 0, 0))  # reproducible bytes
-        z.writestr(info, PROGRAM + fake + decoy + b"program.ptg" + decoy_data)
+        z.writestr(info, program)
     return bytes(out.buf)
 
 

@@ -36,6 +36,7 @@ from ptn.zip.local import Headers, Placed, check_local_header
 from ptn.zip.sink import Sink
 from ptn.zip.structs import (
     ALIGNMENT,
+    FLAG_DESCRIPTOR,
     FLAG_PATCHED,
     FLAGS_ENCRYPTION,
     METHOD_STORED,
@@ -129,6 +130,7 @@ def _members(placed: list[Placed], sink: Sink) -> list[Member]:
                 e.method,
                 None if e.method == METHOD_STORED else e.usize,
                 _fault(e),
+                bool(e.flags & FLAG_DESCRIPTOR),
             )
         )
     return members

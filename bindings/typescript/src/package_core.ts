@@ -18,7 +18,7 @@ import type {
   ValidateOptions,
 } from "./package_api.js";
 import { MAX_JSON_BYTES, PtnError, parseJson, pointer, type JsonValue } from "./strict_json.js";
-import { crc32, readMembers, Reader, u32, type Crc32, type Member, type RawFinding } from "./zip_reader.js";
+import { crc32, DecoyScan, readMembers, Reader, u32, type Crc32, type Member, type RawFinding } from "./zip_reader.js";
 
 export const PTG = "program.ptg";
 export const SAFETENSORS = "program.safetensors";
@@ -440,9 +440,12 @@ async function crcFindings(r: Reader, targets: Member[], progress: Progress, crc
   const findings: RawFinding[] = [];
   for (const m of targets) {
     let crc = 0;
+    const decoy = m.descriptor && m.method === 0 ? new DecoyScan() : null;
     for (let at = 0; at < m.size; at += CHUNK) {
       const length = Math.min(CHUNK, m.size - at);
-      crc = crc32(await r.source.read(m.dataOffset + at, length), crc);
+      const chunk = await r.source.read(m.dataOffset + at, length);
+      crc = crc32(chunk, crc);
+      decoy?.feed(chunk);
       progress.done += length;
       progress.report?.(progress.done, progress.total);
     }
@@ -451,6 +454,13 @@ async function crcFindings(r: Reader, targets: Member[], progress: Progress, crc
         `the CRC-32 of the ${m.size} data bytes of member '${m.name}' is ${crc.toString(16).padStart(8, "0")} ` +
           `but the central directory records ${m.crc32.toString(16).padStart(8, "0")}: the data was altered ` +
           "or corrupted"));
+    }
+    decoy?.finish();
+    if (decoy !== null && decoy.found !== null) {
+      findings.push(raw("zip-descriptor-decoy", "error", m.name, null,
+        `member '${m.name}' (flag bit 3) holds a data descriptor after ${decoy.found} of its ${m.size} data ` +
+          "bytes, with those sizes: a reader that ends stored data at its descriptor stops there and reads " +
+          "the rest as other members"));
     }
   }
   return findings;

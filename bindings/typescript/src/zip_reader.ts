@@ -66,6 +66,8 @@ export interface Member {
    * (zip-member-compressed, zip-member-encrypted), else null: content checks skip such a
    * member, so one cause gives one finding, not a cascade over compressed bytes. */
   fault: string | null;
+  /** Flag bit 3: a data descriptor follows the data (zip-data-descriptor). */
+  descriptor: boolean;
 }
 
 const BLOCK = 4096;
@@ -1074,6 +1076,7 @@ export async function readMembers(r: Reader): Promise<{ members: Member[]; findi
       method: e.method,
       contentSize: Number(e.method === 0 ? e.csize : e.usize),
       fault: faultOf(e),
+      descriptor: (e.flags & FLAG_DESCRIPTOR) !== 0,
     });
   }
   return { members, findings: sink.finish() };
@@ -1143,4 +1146,51 @@ export function crc32(data: Uint8Array, crc = 0): number {
   }
   while (i < n) c = t0[(c ^ data[i++]!) & 0xff]! ^ (c >>> 8);
   return ~c >>> 0;
+}
+
+/**
+ * A data descriptor hidden in a stored member's data (ptn.zip.decoy): the signature, then
+ * a CRC-32 and two sizes (4 or 8 bytes each) equal to the data bytes before it. A reader
+ * that streams the archive ends the member there and reads the rest as other members.
+ * Fed the data in order, in pieces of any size; `found` is the first such offset.
+ */
+export class DecoyScan {
+  #carry: Uint8Array = new Uint8Array(0);
+  #base = 0;
+  found: number | null = null;
+
+  feed(piece: Uint8Array, last = false): void {
+    if (this.found !== null) return;
+    const data = new Uint8Array(this.#carry.length + piece.length);
+    data.set(this.#carry, 0);
+    data.set(piece, this.#carry.length);
+    let at = indexOfSig(data, 0);
+    while (at >= 0) {
+      const k = this.#base + at;
+      if (at + 16 <= data.length && u32(data, at + 8) === k && u32(data, at + 12) === k) {
+        this.found = k;
+        return;
+      }
+      if (at + 24 > data.length && !last) break; // its 64-bit form needs the next piece
+      if (at + 24 <= data.length && u64n(data, at + 8) === BigInt(k) && u64n(data, at + 16) === BigInt(k)) {
+        this.found = k;
+        return;
+      }
+      at = indexOfSig(data, at + 1);
+    }
+    const keep = at < 0 ? Math.min(data.length, 23) : data.length - at;
+    this.#base += data.length - keep;
+    this.#carry = data.slice(data.length - keep);
+  }
+
+  finish(): void {
+    this.feed(new Uint8Array(0), true);
+  }
+}
+
+function indexOfSig(data: Uint8Array, from: number): number {
+  for (let i = data.indexOf(0x50, from); i >= 0 && i + 4 <= data.length; i = data.indexOf(0x50, i + 1)) {
+    if (data[i + 1] === 0x4b && data[i + 2] === 0x07 && data[i + 3] === 0x08) return i;
+  }
+  return -1;
 }
