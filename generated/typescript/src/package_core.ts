@@ -18,7 +18,7 @@ import type {
   UnreadablePart,
   ValidateOptions,
 } from "./package_api.js";
-import { MAX_JSON_BYTES, PtnError, parseJson, pointer, type JsonValue } from "./strict_json.js";
+import { floatRepr, MAX_JSON_BYTES, PtnError, parseJson, pointer, type JsonValue } from "./strict_json.js";
 import { crc32, DecoyScan, readMembers, Reader, u32, type Crc32, type Member, type RawFinding } from "./zip_reader.js";
 
 export const PTG = "program.ptg";
@@ -138,18 +138,6 @@ function repr(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(repr).join(", ")}]`;
   if (value instanceof Map) return `{${[...value].map(([k, v]) => `${repr(k)}: ${repr(v)}`).join(", ")}}`;
   return String(value);
-}
-
-/** Python's repr of a float: shortest digits, ".0" on integers, exponent form (two-digit
- * exponent) below 1e-4 and from 1e16. */
-function floatRepr(x: number): string {
-  if (!Number.isFinite(x)) return Number.isNaN(x) ? "nan" : x > 0 ? "inf" : "-inf";
-  if (x === 0) return Object.is(x, -0) ? "-0.0" : "0.0";
-  const [mantissa = "", exponent = "0"] = x.toExponential().split("e");
-  const e = Number(exponent);
-  if (e >= 16 || e < -4) return `${mantissa}e${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(2, "0")}`;
-  const plain = String(x);
-  return plain.includes(".") ? plain : plain + ".0";
 }
 
 /** Python's sort order of strings: by code point. */

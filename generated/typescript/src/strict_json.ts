@@ -570,3 +570,15 @@ function parseWith(input: string | Uint8Array, options: ParseOptions, pack: bool
     throw options.member && error instanceof PtnError ? error.withMember(options.member) : error;
   }
 }
+
+/** Python's repr of a float (and so its JSON text): shortest digits, ".0" on integers,
+ * exponent form (two-digit exponent) below 1e-4 and from 1e16; "-0.0" keeps its sign. */
+export function floatRepr(x: number): string {
+  if (!Number.isFinite(x)) return Number.isNaN(x) ? "nan" : x > 0 ? "inf" : "-inf";
+  if (x === 0) return Object.is(x, -0) ? "-0.0" : "0.0";
+  const [mantissa = "", exponent = "0"] = x.toExponential().split("e");
+  const e = Number(exponent);
+  if (e >= 16 || e < -4) return `${mantissa}e${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(2, "0")}`;
+  const plain = String(x);
+  return plain.includes(".") ? plain : plain + ".0";
+}
