@@ -42,7 +42,7 @@ from ptn.metadata.document import Metadata
 from ptn.safetensors.aliases import read_aliases
 from ptn.safetensors.tensors import ITEMSIZE, plan_layout
 from ptn.testing import hostile
-from ptn.testing.fuzz import check, check_bytes, corpus, mutated
+from ptn.testing.fuzz import check, check_bytes, corpus, mutated, shaped
 from ptn_generated.rule_ids import SEVERITY
 
 SLOW = settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -372,6 +372,15 @@ def test_workers_keep_input_order_with_a_bounded_window(tmp_path: Path) -> None:
 @given(data=mutated())
 def test_fuzz_harness_short_run(data: bytes) -> None:
     check_bytes(data)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=shaped())
+def test_fuzz_harness_shapes_short_run(data: bytes) -> None:
+    """Long lists before a bad token, deep long names, prototype-named keys: any size."""
+    report = check_bytes(data)
+    for f in report.findings:  # a pointer is a path through the document, not every item
+        assert f.pointer is None or len(f.pointer) <= 2 * len(data), f  # before its value
 
 
 @pytest.mark.parametrize("name", sorted(hostile.seeds()))
