@@ -163,8 +163,8 @@ def repack(src: str | os.PathLike[str], dst: str | os.PathLike[str] | None = Non
         try:
             if not len(buf.view):
                 raise PtnError("zip-not-a-zip", "the file is empty; a package is a zip archive")
-            fetch_for_stages(buf, only=())
-            members, findings = read_members(buf.view)
+            read = fetch_for_stages(buf, only=())
+            members, findings = read_members(buf.view) if read is None else read
             blocking = [f for f in findings if f.severity == "error" and f.rule not in REPACKABLE]
             if blocking:
                 raise InvalidPackageError(

@@ -473,8 +473,8 @@ def read_metadata(path: str | os.PathLike[str]) -> Metadata | None:
     try:
         buf = SparseBuffer(FileSource(fd, os.fspath(path)))
         try:
-            fetch_for_stages(buf, only=(METADATA,))
-            members, findings = read_members(buf.view)
+            read = fetch_for_stages(buf, only=(METADATA,))
+            members, findings = read_members(buf.view) if read is None else read
             error = first_error(findings)
             if error is not None:
                 raise error

@@ -29,11 +29,12 @@ from ptn.core.buffers import close_mapping
 from ptn.core.errors import Finding, PtnError, PtnIOError
 from ptn.core.names import ALIASES, METADATA, PTG, SAFETENSORS
 from ptn.json.strict import MAX_JSON_BYTES
-from ptn.package.validate import Parsed, check_package
+from ptn.package.validate import Parsed, ZipRead, check_package
 from ptn.safetensors.header import MAX_HEADER_BYTES
-from ptn.zip import Member, read_members
+from ptn.zip import Member
 from ptn.zip.central import read_directory
 from ptn.zip.ends import _EOCD_SEARCH, EndRecords, find_eocd, locate_directory
+from ptn.zip.reader import members_of
 from ptn.zip.sink import Sink
 from ptn.zip.structs import (
     CDH,
@@ -264,13 +265,15 @@ def _coalesce(ranges: list[Range], gap: int, size: int) -> list[Range]:
 # -- what the stages read ------------------------------------------------------------
 
 
-def fetch_for_stages(buf: SparseBuffer, *, only: Collection[str] | None = None) -> list[Member]:
-    """Fetch every byte the fast stages read, stage by stage; the members, as the reader sees them.
+def fetch_for_stages(buf: SparseBuffer, *, only: Collection[str] | None = None) -> ZipRead | None:
+    """Fetch every byte the fast stages read, stage by stage; return what the zip reader
+    read on the way (the stages take it rather than read the directory again).
 
     Each step reads only bytes already fetched to decide what to fetch next, with the
-    reader's own functions where they exist. A file whose directory cannot be read
-    gets no further fetches: the stages then stop at the same error. ``only`` limits
-    the members whose content is fetched (the directory and headers always are).
+    reader's own functions: its stages run once each, on the bytes fetched for them. A
+    file whose directory cannot be read gets no further fetches (None): the stages then
+    stop at the same error. ``only`` limits the members whose content is fetched (the
+    directory and headers always are).
     """
     mv, n = buf.view, len(buf.view)
     if not (n >= 22 and mv[n - 22 : n - 18] == SIG_EOCD and U16.unpack_from(mv, n - 2)[0] == 0):
@@ -279,7 +282,7 @@ def fetch_for_stages(buf: SparseBuffer, *, only: Collection[str] | None = None) 
     try:
         p = find_eocd(mv)
     except PtnError:
-        return []
+        return None
     buf.need([(p - 76, p + 22)])  # zip64 locator, and a zip64 record just before it
     _, _, _, _, _, cd_size, cd_offset, _ = EOCD.unpack_from(mv, p)
     places = [(p, cd_size, cd_offset)]
@@ -296,13 +299,15 @@ def fetch_for_stages(buf: SparseBuffer, *, only: Collection[str] | None = None) 
             places.append((rec, fields[8], fields[9]))
     # locate_directory looks for a central header where each candidate says one starts.
     buf.need((at, at + 4) for r, size, off in places for at in (r - size, off) if at < n)
+    sink = Sink()
     try:
-        ends = locate_directory(mv, Sink())
+        ends = locate_directory(mv, sink)
     except PtnError:
-        return []
+        return None
     area_end = ends.cd_start
     _fetch_directory(buf, ends)
-    entries = read_directory(mv, ends, Sink()).entries
+    directory = read_directory(mv, ends, sink)
+    entries = directory.entries
     heads = sorted({e.header_offset for e in entries if 0 <= e.header_offset <= area_end - 30})
     buf.need((h, h + 30) for h in heads)
     data_at: dict[int, int] = {}
@@ -320,12 +325,9 @@ def fetch_for_stages(buf: SparseBuffer, *, only: Collection[str] | None = None) 
             end = data_at[e.header_offset] + e.csize
             descriptors.append((end, min(end + 24, area_end)))
     buf.need(descriptors)
-    try:
-        members, _ = read_members(mv)
-    except PtnError:
-        return []
+    members, found = members_of(mv, ends, directory, sink)
     _fetch_members(buf, [m for m in members if only is None or m.name in only])
-    return members
+    return members, found
 
 
 def _fetch_directory(buf: SparseBuffer, ends: EndRecords) -> None:
@@ -380,5 +382,4 @@ def _fetch_members(buf: SparseBuffer, members: list[Member]) -> None:
 
 def check_sparse(buf: SparseBuffer) -> tuple[list[Finding], Parsed]:
     """``check_package`` (fast mode) of the package ``buf`` reads, fetching what it needs."""
-    fetch_for_stages(buf)
-    return check_package(buf.view)
+    return check_package(buf.view, read=fetch_for_stages(buf))

@@ -116,10 +116,10 @@ class _BoolScan:
 
 
 def sparse_stages(buf: SparseBuffer, deep: bool) -> Generator[Finding, None, Parsed]:
-    members = fetch_for_stages(buf)
-    parsed = yield from _stages(buf.view, False, whole=deep)  # deep: streamed below
-    if deep and members:
-        yield from _streamed_findings(buf, members, parsed)
+    read = fetch_for_stages(buf)
+    parsed = yield from _stages(buf.view, False, whole=deep, read=read)  # deep: streamed below
+    if deep and read is not None and read[0]:
+        yield from _streamed_findings(buf, read[0], parsed)
     return parsed
 
 

@@ -267,7 +267,7 @@ def shaped(draw: Any) -> bytes:
     entries = draw(
         st.lists(st.tuples(names, names), min_size=1, max_size=6, unique_by=lambda t: t[0])
     )
-    header = {
+    header: dict[str, object] = {
         k: {"dtype": d, "shape": [1], "data_offsets": [i, i + 1]}
         for i, (k, d) in enumerate(entries)
     }
