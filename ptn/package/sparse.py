@@ -53,8 +53,11 @@ from ptn.zip.structs import (
 )
 
 TAIL = 4096
-"""A source reads this much of the end of the file when opened: the end records, and
-usually the whole directory and the small JSON members."""
+"""A remote source reads this much of the end of the file when opened: the end records,
+and usually the whole directory and the small JSON members."""
+LOCAL_TAIL = 64 << 10
+"""What a local file source reads when opened: one read, often the whole package but its
+constants (a local read costs little more for 64 KiB than for 4)."""
 STREAM_CHUNK = 1 << 20
 """Streams go in pieces of this size: memory stays bounded whatever the size."""
 
@@ -91,7 +94,7 @@ class FileSource:
             self.size = os.fstat(fd).st_size
         except OSError as exc:
             raise PtnIOError(f"cannot read {name!r}: {exc.strerror or exc}") from None
-        tail = min(self.size, TAIL)
+        tail = min(self.size, LOCAL_TAIL)
         self.tail = self.read(self.size - tail, tail)
 
     def read(self, offset: int, length: int) -> bytes:
@@ -182,12 +185,20 @@ class SparseBuffer:
         if tail:
             self.view[size - len(tail) :] = tail
             self._have = [(size - len(tail), size)]
+        self._starts = [b for b, _ in self._have]
 
     def need(self, ranges: Iterable[Range]) -> None:
         """Fetch the parts of ``ranges`` (clipped to the file) not fetched yet."""
-        size = len(self.view)
-        wanted = union((max(0, b), min(size, e)) for b, e in ranges if min(size, e) > max(0, b))
-        fetched = _coalesce(_subtract(wanted, self._have), GAP, size)
+        size, have, starts = len(self.view), self._have, self._starts
+        missing = []
+        for b, e in ranges:
+            b, e = max(0, b), min(size, e)
+            i = bisect.bisect_right(starts, b) - 1
+            if e > b and (i < 0 or have[i][1] < e):  # not inside one fetched range
+                missing.append((b, e))
+        if not missing:
+            return
+        fetched = _coalesce(_subtract(union(missing), have), GAP, size)
         read_into = getattr(self.source, "read_into", None)
         for begin, end in fetched:
             if read_into is not None:  # a local file: straight into the buffer, no copy
@@ -196,6 +207,7 @@ class SparseBuffer:
                 self.view[begin:end] = self.source.read(begin, end - begin)
         if fetched:
             self._have = union([*self._have, *fetched])
+            self._starts = [b for b, _ in self._have]
 
     def poke(self, at: int, value: int) -> None:
         """Write one byte (the first bad BOOL byte deep mode found while streaming)."""
