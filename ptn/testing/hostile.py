@@ -51,6 +51,17 @@ def string_list(size: int) -> bytes:
     return _list(b'"ab"', size)
 
 
+def distinct_short_strings(size: int) -> bytes:
+    """One list of ~size/6 two-character strings, an ASCII letter and a character past
+    U+00FF (5 bytes of text each, a 80-byte object in CPython), distinct in long runs: no
+    string cache shares them."""
+    first = [chr(c) for c in range(0x61, 0x7B)]
+    second = [chr(c) for c in range(0x100, 0x7FF)]
+    n = max(1, (size - 8) // 6)
+    items = (f'"{first[i % 26]}{second[(i // 26) % len(second)]}"' for i in range(n))
+    return ('{"a":[' + ",".join(items) + "]}").encode()
+
+
 def long_string(size: int) -> bytes:
     """One string value of ~size bytes."""
     return b'{"a":"' + b"x" * max(0, size - 8) + b'"}'
@@ -66,6 +77,7 @@ LARGE_VALID: dict[str, Callable[[int], bytes]] = {
     "float-list": float_list,
     "int-list": int_list,
     "string-list": string_list,
+    "distinct-short-strings": distinct_short_strings,
     "long-string": long_string,
     "many-names": many_names,
 }
