@@ -320,13 +320,15 @@ class Package:
             array = self.__dict__["_member_array_"] = np.frombuffer(self._st, np.uint8)
         return array
 
-    def constant_chunks(self, key: str, size: int) -> Iterator[memoryview]:
+    def constant_chunks(self, key: str, size: int, *, reuse: bool = False) -> Iterator[memoryview]:
         """The stored bytes of ``key`` (an alias: its owner's), ``size`` bytes at a time.
 
         Without numpy, whatever the dtype or rank. Each chunk is read when asked for
         (``pread``, or from the server), so memory stays the chunks the caller keeps
-        however large the constant (``ptn.diff``), and a file truncated meanwhile is
-        ``ptn-io-error``, never SIGBUS.
+        however large the constant, and a file truncated meanwhile is ``ptn-io-error``,
+        never SIGBUS. ``reuse``: every chunk is read into one buffer of the package (no
+        allocation per chunk), so a chunk is valid only until the next one of any
+        constant of this package is asked for (``ptn.diff``).
         """
         if size < 1:
             raise ValueError(f"size must be a positive number of bytes, not {size!r}")
@@ -334,11 +336,20 @@ class Package:
         if self.__dict__.get("_closed"):
             raise ValueError("the package is closed")
         begin = self._parsed.members[SAFETENSORS].data_offset + self._parsed.data_start
-        return self._chunks(begin + info.begin, begin + info.end, size)
+        return self._chunks(begin + info.begin, begin + info.end, size, reuse)
 
-    def _chunks(self, begin: int, end: int, size: int) -> Iterator[memoryview]:
+    def _chunks(self, begin: int, end: int, size: int, reuse: bool) -> Iterator[memoryview]:
+        read_into = getattr(self._source, "read_into", None) if reuse else None
+        buffer = self.__dict__.get("_chunk_buffer")
+        if read_into is not None and (buffer is None or len(buffer) < min(size, end - begin)):
+            buffer = self.__dict__["_chunk_buffer"] = memoryview(bytearray(size))
         for at in range(begin, end, size):
-            yield memoryview(self._source.read(at, min(size, end - at)))
+            n = min(size, end - at)
+            if buffer is None or read_into is None:
+                yield memoryview(self._source.read(at, n))
+            else:
+                read_into(buffer[:n], at)
+                yield buffer[:n]
 
     def _writable_view(self, info: TensorInfo) -> np.ndarray:
         """A copy-on-write view of ``info``'s bytes in a fresh mapping of their pages: each
