@@ -101,15 +101,15 @@ def test_a_file_truncated_during_a_diff_is_an_io_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     old, new = _big(tmp_path, "a.ptn"), _big(tmp_path, "b.ptn")
-    real = FileSource.read
+    real = FileSource.read_into
 
-    def read(self: FileSource, offset: int, length: int) -> bytes:
-        if length >= 1 << 20:  # a chunk of a constant: the comparison has started
+    def read_into(self: FileSource, view: memoryview, offset: int) -> None:
+        if len(view) >= 1 << 20:  # a chunk of a constant: the comparison has started
             with open(new, "r+b") as f:
                 f.truncate(1 << 20)
-        return real(self, offset, length)
+        real(self, view, offset)
 
-    monkeypatch.setattr(FileSource, "read", read)
+    monkeypatch.setattr(FileSource, "read_into", read_into)
     result = CliRunner().invoke(cli, ["diff", str(old), str(new)])
     assert result.exit_code == 2, result.output
     assert "ptn-io-error" in result.output and "truncated" in result.output
