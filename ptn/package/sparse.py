@@ -213,18 +213,31 @@ class SparseBuffer:
         """Write one byte (the first bad BOOL byte deep mode found while streaming)."""
         self.view[at] = value
 
-    def pieces(self, begin: int, end: int) -> Iterator[tuple[int, bytes | memoryview]]:
+    def pieces(
+        self, begin: int, end: int, *, transient: bool = False
+    ) -> Iterator[tuple[int, bytes | memoryview]]:
         """``[begin, end)`` in order as (offset, bytes): fetched parts from the buffer, the
-        others streamed from the source once, in bounded pieces that are never stored."""
+        others streamed from the source once, in bounded pieces that are never stored.
+        ``transient``: the caller is done with each piece before asking for the next (a
+        CRC-32 in this thread), so a local file's pieces may share one buffer."""
+        read_into = getattr(self.source, "read_into", None) if transient else None
         at = begin
         for gap_begin, gap_end in [*_subtract([(begin, end)], self._have), (end, end)]:
             if at < gap_begin:
                 with self.view[at:gap_begin] as fetched:
                     yield at, fetched
             at = gap_begin
-            for piece in self.source.stream(gap_begin, gap_end - gap_begin):
+            if read_into is None:
+                for piece in self.source.stream(gap_begin, gap_end - gap_begin):
+                    yield at, piece
+                    at += len(piece)
+                continue
+            buffer = memoryview(bytearray(min(STREAM_CHUNK, gap_end - gap_begin)))
+            for at in range(gap_begin, gap_end, STREAM_CHUNK):
+                piece = buffer[: min(STREAM_CHUNK, gap_end - at)]
+                read_into(piece, at)
                 yield at, piece
-                at += len(piece)
+            at = gap_end
 
     def close(self) -> None:
         if self._mm is not None:

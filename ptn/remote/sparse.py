@@ -41,7 +41,7 @@ def _streamed_findings(
     spans = [(m.data_offset, m.data_offset + m.size) for m in targets]
     first = 0  # targets before this one end before the current piece
     for begin, end in union(spans + (bools.ranges if bools else [])):
-        for at, piece in buf.pieces(begin, end):
+        for at, piece in buf.pieces(begin, end, transient=True):
             stop = at + len(piece)
             while first < len(targets) and spans[first][1] <= at:
                 first += 1
