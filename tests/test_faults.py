@@ -74,17 +74,19 @@ def _big(tmp_path: Path, name: str = "big.ptn") -> Path:
     return path
 
 
-def _truncating_stream(path: Path) -> Callable[..., object]:
-    """FileSource.stream that truncates ``path`` to half before its first piece: what
-    another program can do at any moment of a deep check."""
-    real = FileSource.stream
+def _truncating_reads(path: Path) -> Callable[..., object]:
+    """FileSource.read_into that truncates ``path`` to half before the first read of a
+    member's data (a piece of 64 KiB or more): what another program can do at any
+    moment of a deep check."""
+    real = FileSource.read_into
 
-    def stream(self: FileSource, offset: int, length: int) -> object:
-        with open(path, "r+b") as f:
-            f.truncate(self.size // 2)
-        yield from real(self, offset, length)
+    def read_into(self: FileSource, view: memoryview, offset: int) -> None:
+        if len(view) >= 64 << 10:
+            with open(path, "r+b") as f:
+                f.truncate(self.size // 2)
+        real(self, view, offset)
 
-    return stream
+    return read_into
 
 
 def test_a_file_truncated_during_a_deep_check_is_an_io_error(
@@ -92,7 +94,7 @@ def test_a_file_truncated_during_a_deep_check_is_an_io_error(
 ) -> None:
     """Once SIGBUS (no output at all): the mapping's pages past the new end."""
     path = _big(tmp_path)
-    monkeypatch.setattr(FileSource, "stream", _truncating_stream(path))
+    monkeypatch.setattr(FileSource, "read_into", _truncating_reads(path))
     (finding,) = ptn.validate(path).findings
     assert finding.rule == "ptn-io-error" and "truncated" in finding.message
 
