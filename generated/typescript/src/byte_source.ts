@@ -100,9 +100,10 @@ export interface UrlSourceOptions {
   fetch?: FetchLike;
   /** Redirects followed per request (default 5); more is ptn-io-error. */
   maxRedirects?: number;
-  /** Milliseconds each request may take from sending it to the last byte of its body
-   * (default 30,000): a silent or dripping server is ptn-io-error then, never a wait
-   * without end. */
+  /** Milliseconds a request may wait for its answer's headers, then for each next piece
+   * of its body (default 30,000): a silent server, or one dripping header bytes, is
+   * ptn-io-error then, never a wait without end. A body dripping just faster is the
+   * caller's `signal` to bound. */
   timeoutMs?: number;
   /** Stops every request when it aborts (a caller's deadline: AbortSignal.timeout(ms));
    * a read it stops is ptn-timeout. */
@@ -125,6 +126,8 @@ interface Watch {
   why(): PtnError | undefined;
   /** `work`, or the abort's error if that comes first. */
   race<T>(work: Promise<T>): Promise<T>;
+  /** Bytes arrived: the timeout starts again. */
+  progress(): void;
   clear(): void;
 }
 
@@ -179,6 +182,7 @@ export function urlSource(url: string, opts: UrlSourceOptions = {}): ByteSource 
         } catch (err) {
           throw stop.why() ?? ioError(`${url}: request failed: ${String(err)}`);
         }
+        stop.progress(); // the headers came
         const location = response.headers.get("location");
         if (response.status >= 300 && response.status < 400 && location !== null) {
           await discard(response, controller);
@@ -221,10 +225,8 @@ export function urlSource(url: string, opts: UrlSourceOptions = {}): ByteSource 
       fail(why);
       controller?.abort(error);
     };
-    const timer = setTimeout(
-      () => abort(ioError(`${url}: the server did not send the range within ${timeoutMs} ms`)),
-      timeoutMs,
-    );
+    const stall = () => abort(ioError(`${url}: the server sent nothing for ${timeoutMs} ms`));
+    let timer = setTimeout(stall, timeoutMs);
     const onSignal = () =>
       abort(new PtnError("ptn-timeout", `${url}: stopped (${String(opts.signal?.reason ?? "aborted")})`));
     if (opts.signal?.aborted) onSignal();
@@ -232,6 +234,11 @@ export function urlSource(url: string, opts: UrlSourceOptions = {}): ByteSource 
     return {
       why: () => why,
       race: <T>(work: Promise<T>) => Promise.race([work, aborted]),
+      progress() {
+        if (why !== undefined) return;
+        clearTimeout(timer);
+        timer = setTimeout(stall, timeoutMs);
+      },
       clear() {
         clearTimeout(timer);
         opts.signal?.removeEventListener("abort", onSignal);
@@ -301,6 +308,7 @@ export function urlSource(url: string, opts: UrlSourceOptions = {}): ByteSource 
       try {
         while (filled < length) {
           const { done, value } = await stop.race(reader.read());
+          stop.progress();
           if (done || value === undefined) break;
           if (filled + value.length > length) {
             controller?.abort();
