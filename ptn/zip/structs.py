@@ -85,6 +85,8 @@ class Member:
     usize: int | None = None
     """The declared uncompressed size, when it is not ``size`` (a compressed member)."""
     fault: str | None = None
+    descriptor: bool = False
+    """Flag bit 3: a data descriptor follows the data (``zip-data-descriptor``)."""
 
     @property
     def content_size(self) -> int:
