@@ -21,7 +21,7 @@ import { Budget, raw } from "./budget.js";
 import { readProgram, readsTables, type Decoded } from "./program.js";
 import { constantFindings } from "./program_constants.js";
 import { byCodePoint, repr } from "./pyrepr.js";
-import { crc32, readMembers, Reader, u32, type Crc32, type Member, type RawFinding } from "./zip_reader.js";
+import { crc32, DecoyScan, readMembers, Reader, u32, type Crc32, type Member, type RawFinding } from "./zip_reader.js";
 
 export { MAX_FINDINGS_PER_FILE, MAX_FINDINGS_PER_RULE } from "./budget.js";
 
@@ -36,10 +36,12 @@ const MAX_RANK = 64;
 const MAX_DIM = 2n ** 31n - 1n;
 const MAX_NBYTES = 2n ** 63n - 1n;
 const ENTRY_FIELDS = ["dtype", "shape", "data_offsets"];
-const ITEMSIZE: Record<string, number> = {
-  F64: 8, F32: 4, F16: 2, BF16: 2, I64: 8, I32: 4, I16: 2,
-  I8: 1, U8: 1, BOOL: 1, C64: 8, U16: 2, U32: 4, U64: 8,
-};
+// Every table looked up by a name from a file is a Map: a plain object answers
+// "__proto__", "constructor", "toString"... with what every object inherits.
+const ITEMSIZE: ReadonlyMap<string, number> = new Map([
+  ["F64", 8], ["F32", 4], ["F16", 2], ["BF16", 2], ["I64", 8], ["I32", 4], ["I16", 2],
+  ["I8", 1], ["U8", 1], ["BOOL", 1], ["C64", 8], ["U16", 2], ["U32", 4], ["U64", 8],
+]);
 /** Deep reads go in chunks of this many bytes (one request each for a URL). */
 const CHUNK = 8 << 20;
 const METHOD_DEFLATE = 8;
@@ -159,19 +161,23 @@ async function readHeader(
       entry.size !== ENTRY_FIELDS.length ||
       !ENTRY_FIELDS.every((f) => entry.has(f))
     ) {
-      findings.append(err("st-entry-invalid", here, "entry must be an object of dtype/shape/data_offsets"));
+      const problem =
+        key === ""
+          ? "the tensor key is empty; every key must name its tensor"
+          : "entry must be an object of dtype/shape/data_offsets";
+      findings.append(err("st-entry-invalid", here, problem));
       continue;
     }
     let ok = true;
     const dtype = entry.get("dtype");
-    if (typeof dtype !== "string" || !Object.hasOwn(ITEMSIZE, dtype)) {
+    if (typeof dtype !== "string" || !ITEMSIZE.has(dtype)) {
       findings.append(err("st-unsupported-dtype", here + "/dtype", `unsupported dtype ${repr(dtype)}`));
       ok = false;
     } else if (dtype === "C64") {
-      findings.append(warn("st-complex64", here + "/dtype", "C64: the reference reader rejects it"));
+      findings.append(warn("st-complex64", here + "/dtype", "C64: the proposed ExecuTorch C++ loader rejects it"));
     }
     const shape = entry.get("shape");
-    const problem = shapeProblem(shape, typeof dtype === "string" ? (ITEMSIZE[dtype] ?? 1) : 1);
+    const problem = shapeProblem(shape, typeof dtype === "string" ? (ITEMSIZE.get(dtype) ?? 1) : 1);
     if (problem || !Array.isArray(shape)) {
       findings.append(err("st-bad-shape", here + "/shape", problem || "shape is not a list"));
       ok = false;
@@ -189,7 +195,7 @@ async function readHeader(
     if (!ok) continue;
     const dims = shape as bigint[];
     const info: TensorInfo = { key, dtype: dtype as string, shape: dims, begin, end };
-    const itemSize = BigInt(ITEMSIZE[dtype as string] ?? 1);
+    const itemSize = BigInt(ITEMSIZE.get(dtype as string) ?? 1);
     const numel = dims.reduce((a, d) => a * d, 1n);
     const nbytes = end - begin;
     if (nbytes !== numel * itemSize) {
@@ -290,9 +296,12 @@ async function crcFindings(r: Reader, targets: Member[], progress: Progress, crc
   const findings: RawFinding[] = [];
   for (const m of targets) {
     let crc = 0;
+    const decoy = m.descriptor && m.method === 0 ? new DecoyScan() : null;
     for (let at = 0; at < m.size; at += CHUNK) {
       const length = Math.min(CHUNK, m.size - at);
-      crc = crc32(await r.source.read(m.dataOffset + at, length), crc);
+      const chunk = await r.source.read(m.dataOffset + at, length);
+      crc = crc32(chunk, crc);
+      decoy?.feed(chunk);
       progress.done += length;
       progress.report?.(progress.done, progress.total);
     }
@@ -301,6 +310,13 @@ async function crcFindings(r: Reader, targets: Member[], progress: Progress, crc
         `the CRC-32 of the ${m.size} data bytes of member '${m.name}' is ${crc.toString(16).padStart(8, "0")} ` +
           `but the central directory records ${m.crc32.toString(16).padStart(8, "0")}: the data was altered ` +
           "or corrupted"));
+    }
+    decoy?.finish();
+    if (decoy !== null && decoy.found !== null) {
+      findings.push(raw("zip-descriptor-decoy", "error", m.name, null,
+        `member '${m.name}' (flag bit 3) holds a data descriptor after ${decoy.found} of its ${m.size} data ` +
+          "bytes, with those sizes: a reader that ends stored data at its descriptor stops there and reads " +
+          "the rest as other members"));
     }
   }
   return findings;

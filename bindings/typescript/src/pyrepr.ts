@@ -1,14 +1,16 @@
 // Python's spelling of values in messages (repr), and its order of strings: the TypeScript
 // findings say what ptn's say, word for word.
 
+import { floatRepr } from "./strict_json.js";
+
 /** What Python's repr escapes in a str: backslash, quotes, and the characters that
  * str.isprintable rejects (categories C, Zl, Zp, and Zs other than the space). */
 const NOT_PRINTED = /[\\'"\p{C}\p{Zl}\p{Zp}]|(?! )\p{Zs}/gu;
-const SHORT_ESCAPES: Record<string, string> = { "\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r" };
+const SHORT_ESCAPES: ReadonlyMap<string, string> = new Map([["\\", "\\\\"], ["\t", "\\t"], ["\n", "\\n"], ["\r", "\\r"]]);
 
 function escapeChar(ch: string, quote: string): string {
   if (ch === "'" || ch === '"') return ch === quote ? "\\" + ch : ch;
-  const short = SHORT_ESCAPES[ch];
+  const short = SHORT_ESCAPES.get(ch);
   if (short !== undefined) return short;
   const cp = ch.codePointAt(0) ?? 0;
   if (cp < 0x100) return "\\x" + cp.toString(16).padStart(2, "0");
@@ -30,18 +32,6 @@ export function repr(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(repr).join(", ")}]`;
   if (value instanceof Map) return `{${[...value].map(([k, v]) => `${repr(k)}: ${repr(v)}`).join(", ")}}`;
   return String(value);
-}
-
-/** Python's repr of a float: shortest digits, ".0" on integers, exponent form (two-digit
- * exponent) below 1e-4 and from 1e16. */
-function floatRepr(x: number): string {
-  if (!Number.isFinite(x)) return Number.isNaN(x) ? "nan" : x > 0 ? "inf" : "-inf";
-  if (x === 0) return Object.is(x, -0) ? "-0.0" : "0.0";
-  const [mantissa = "", exponent = "0"] = x.toExponential().split("e");
-  const e = Number(exponent);
-  if (e >= 16 || e < -4) return `${mantissa}e${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(2, "0")}`;
-  const plain = String(x);
-  return plain.includes(".") ? plain : plain + ".0";
 }
 
 /** Python's sort order of strings: by code point. */

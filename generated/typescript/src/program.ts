@@ -75,7 +75,7 @@ export function ptgFindings(size: number, head: Uint8Array): RawFinding[] {
   }
   if (size > PTG_MAX_BYTES) {
     findings.push(raw("ptg-too-large", "warning", PTG, null,
-      `program.ptg has ${size} bytes; the reference runtime refuses programs over ${PTG_MAX_BYTES}`));
+      `program.ptg has ${size} bytes; the proposed ExecuTorch C++ loader refuses programs over ${PTG_MAX_BYTES}`));
   }
   return findings;
 }
