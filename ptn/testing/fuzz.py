@@ -270,8 +270,22 @@ def shaped(draw: Any) -> bytes:
     """A package of one of the shapes a JSON walk or a binding's table once mishandled:
     a long list before one bad token (a pointer built from the items before it), deep
     objects under long names (a pointer per value, of every name above it), names of
-    Object.prototype's properties where a file's name is looked up (a crash in JavaScript)."""
-    kind = draw(st.sampled_from(["long-list", "deep-names", "prototype"]))
+    Object.prototype's properties where a file's name is looked up (a crash in JavaScript),
+    also as constants and methods of the program; and programs a naive walk of the
+    FlatBuffer would never finish (subgraphs nested deep, one subgraph shared so that
+    each level doubles the tree)."""
+    kind = draw(st.sampled_from(["long-list", "deep-names", "prototype", "program"]))
+    if kind == "program":  # subgraphs nested deep, offsets shared to multiply a walk
+        shape = draw(st.sampled_from(["deep", "shared", "doubling"]))
+        if shape == "deep":
+            program = hostile.deep_program(draw(st.integers(0, 400)))
+        elif shape == "shared":
+            program = hostile.shared_program(
+                draw(st.integers(1, 3000)), width=draw(st.integers(0, 6))
+            )
+        else:
+            program = hostile.doubling_program(draw(st.integers(0, 40)))
+        return hostile.package({}, program)
     if kind == "long-list":
         doc = hostile.long_list_then(draw(st.sampled_from(BAD_TOKENS)), draw(st.integers(0, 5000)))
         return _in_member(draw(st.sampled_from(JSON_MEMBERS)), doc)
@@ -296,8 +310,14 @@ def shaped(draw: Any) -> bytes:
         ).encode(),
         "metadata.json": json.dumps({n: 1 for n in draw(st.lists(names, max_size=4))}).encode(),
     }
+    # A program binding some of the names, in methods named by others.
+    bound = draw(st.lists(names, max_size=4, unique=True))
+    program = program_for(
+        {k: ("U8", (1,)) for k in bound}, methods=draw(st.lists(names, min_size=1, max_size=3))
+    )
     return hostile.package(
-        {m: members[m] for m in draw(st.sets(st.sampled_from(sorted(members)), min_size=1))}
+        {m: members[m] for m in draw(st.sets(st.sampled_from(sorted(members)), min_size=1))},
+        program,
     )
 
 
