@@ -24,7 +24,7 @@ import ptn
 from ptn.batch import validate_many
 from ptn.cli.main import cli
 from ptn.package.sparse import FileSource
-from ptn.testing import hostile
+from ptn.testing import hostile, program_for
 
 REPO = Path(__file__).resolve().parent.parent
 TINY = REPO / "examples" / "tiny-llm.ptn"
@@ -70,7 +70,8 @@ def test_bytes_paths_are_paths(tmp_path: Path) -> None:
 def _big(tmp_path: Path, name: str = "big.ptn") -> Path:
     """A package whose constants take a while to check (8 MiB)."""
     path = tmp_path / name
-    ptn.save(path, hostile.PROGRAM, {"w": np.arange(2 << 20, dtype=np.float32)})
+    constants = {"w": np.arange(2 << 20, dtype=np.float32)}
+    ptn.save(path, program_for(constants), constants)
     return path
 
 
@@ -124,7 +125,8 @@ def test_commands_racing_a_truncation_end_with_a_status_never_a_signal(
 ) -> None:
     """Another process truncates the file while the command runs, at whatever moment the
     scheduler gives: the command ends with a status of its own (0, 1 or 2)."""
-    ptn.save(tmp_path / "ref.ptn", hostile.PROGRAM, {"w": np.zeros(16 << 20, np.float32)})
+    constants = {"w": np.zeros(16 << 20, np.float32)}
+    ptn.save(tmp_path / "ref.ptn", program_for(constants), constants)
     data = (tmp_path / "ref.ptn").read_bytes()
     target = tmp_path / "victim.ptn"
     for delay in (0.05, 0.15, 0.25, 0.35):
@@ -197,7 +199,8 @@ def test_an_edit_through_a_symlink_that_stays_put_writes_its_target(tmp_path: Pa
 def test_each_writable_view_is_fresh(tmp_path: Path) -> None:
     """Once the second view showed the first one's writes (7.0 where the file holds 0.0)."""
     path = tmp_path / "w.ptn"
-    ptn.save(path, hostile.PROGRAM, {"w": np.zeros(4, np.float32), "v": np.ones(2, np.int8)})
+    constants = {"w": np.zeros(4, np.float32), "v": np.ones(2, np.int8)}
+    ptn.save(path, program_for(constants), constants)
     with ptn.load(path) as pkg:
         first = pkg.constant("w", writable=True).array
         first[0] = 7.0
