@@ -38,7 +38,7 @@ void append_json(std::string& out, std::string_view s) {
         case '\b': out += "\\b"; break;
         case '\f': out += "\\f"; break;
         default:
-          if (c < 0x20) {
+          if (c < 0x20 || c == 0x7F) {  // Python escapes all but ' '..'~'
             unit(c);
           } else {
             out += static_cast<char>(c);

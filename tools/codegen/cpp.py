@@ -19,10 +19,9 @@ Helpers shared with the TypeScript emitter live in ``tools/codegen/common.py``.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
-
-import re
 
 from ptn.core.limits import INT64_MIN
 from tools.codegen.common import (
@@ -73,12 +72,12 @@ CPP_KEYWORDS = frozenset(
 )
 # Members of ptn::MetadataBase / ptn::Metadata an accessor must not shadow.
 CPP_MEMBERS = frozenset(
-    """contains size empty names value kind metadata_int metadata_ints metadata_float
+    """contains size empty names value find kind metadata_int metadata_ints metadata_float
     metadata_floats metadata_str metadata_strs metadata_bool metadata_bools to_json parse
-    from_document load optional_int optional_ints optional_float optional_floats optional_str optional_strs
-    optional_bool optional_bools read narrow find llm_error check_well_known join check_rule
-    check_together check_equal_length check_less_than entries_ index_ Metadata
-    MetadataBase""".split()
+    from_document load optional_int optional_ints optional_float optional_floats
+    optional_str optional_strs optional_bool optional_bools missing read narrow
+    check_well_known join check_rule check_together check_equal_length check_less_than
+    entries_ index_ Metadata MetadataBase""".split()
 )
 
 

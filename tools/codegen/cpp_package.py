@@ -104,8 +104,9 @@ inline std::optional<Severity> severity(std::string_view rule) noexcept {{
     )
 
 
-PACKAGE_HEADER = """// ptn::Package and ptn::validate: whole .ptn packages (spec chapters 3 to 9) for C++17,
-// bound to the schema's metadata tables and spec.md's rule table.
+PACKAGE_HEADER = """\
+// ptn::Package and ptn::validate: whole .ptn packages (spec chapters 3 to 9) for
+// C++17, bound to the schema's metadata tables and to spec.md's rule table.
 //
 //   ptn::Report report = ptn::validate(bytes);                       // fast
 //   ptn::Report deep = ptn::validate(bytes, {/*deep=*/true});         // + CRC-32, BOOL bytes
@@ -156,8 +157,8 @@ def emit_program_layout_header(description: str) -> str:
     body = "\n".join(f"    {_literal(piece)}" for piece in pieces)
     return (
         header("//", PROGRAM_LAYOUT)
-        + f"""// The description of program.ptg that drives every binding's verifier, as data: the C++
-// program stage parses it once with ptn::json::parse into its tables.
+        + f"""// The description of program.ptg that drives every binding's verifier, as data:
+// the C++ program stage parses it once with ptn::json::parse into its tables.
 #pragma once
 
 #include <string_view>

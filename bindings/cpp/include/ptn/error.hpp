@@ -91,6 +91,7 @@ namespace detail {
 /// A Result was read against its state: a bug of the caller. Say which error, then abort
 /// (the no-exceptions counterpart of std::bad_variant_access).
 [[noreturn]] inline void fail_fast(const char* what, const Error* error) noexcept {
+  std::fflush(nullptr);  // what the program printed before stays printed
   std::fprintf(stderr, "ptn: %s%s%s\n", what, error ? ": " : "",
                error ? error->what().c_str() : "");
   std::abort();
