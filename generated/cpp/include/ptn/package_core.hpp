@@ -50,18 +50,20 @@ struct ValidateOptions {
   bool deep = false;
 };
 
+/// The first error among `findings`, or nullptr: what a strict open fails with.
+inline const Finding* first_error(const std::vector<Finding>& findings) noexcept {
+  for (const Finding& f : findings) {
+    if (f.severity == Severity::Error) return &f;
+  }
+  return nullptr;
+}
+
 /// Everything validation found in one package, within the findings budget.
 struct Report {
   std::vector<Finding> findings;
 
   bool valid() const noexcept { return first_error() == nullptr; }
-  /// The first error, or nullptr: what a strict open fails with.
-  const Finding* first_error() const noexcept {
-    for (const Finding& f : findings) {
-      if (f.severity == Severity::Error) return &f;
-    }
-    return nullptr;
-  }
+  const Finding* first_error() const noexcept { return ptn::first_error(findings); }
 };
 
 /// One constant: its header facts and a view of its bytes in the package (zero-copy).
@@ -449,7 +451,7 @@ class BasicPackage {
 
   /// Every finding of the validation it was opened with (warnings only, when strict).
   const std::vector<Finding>& findings() const noexcept { return findings_; }
-  bool valid() const noexcept { return Report{findings_}.valid(); }
+  bool valid() const noexcept { return ptn::first_error(findings_) == nullptr; }
   ByteSpan bytes() const noexcept { return bytes_; }
 
   /// The bytes of program.ptg (a view of the package); its rule when unreadable or absent.
@@ -561,7 +563,7 @@ class BasicPackage {
   /// Validate and keep what was parsed; strict: the first error instead.
   std::optional<Error> adopt(const OpenOptions& options) {
     findings_ = detail::Stages<Schema>(bytes_, options.deep, parsed_).run();
-    const Finding* first = Report{findings_}.first_error();
+    const Finding* first = ptn::first_error(findings_);
     if (first != nullptr && options.strict) return Error(*first);
     if (first != nullptr && parsed_.members.empty() && !parsed_.unreadable_finding(kProgramMember)) {
       parsed_.unreadable.emplace_back(kProgramMember, *first);  // no directory: nothing reads
