@@ -51,6 +51,8 @@ CPP_RUNTIME = (
     "include/ptn/crc32.hpp",
     "include/ptn/zip_ends.hpp",
     "include/ptn/zip_reader.hpp",
+    "include/ptn/tensor_table.hpp",
+    "include/ptn/header_lean.hpp",
     "include/ptn/safetensors.hpp",
     "include/ptn/mapped_file.hpp",
     "include/ptn/package_core.hpp",

@@ -255,8 +255,10 @@ class Stages {
  public:
   using MetadataT = typename Schema::Metadata;
 
-  Stages(ByteSpan bytes, bool deep, Parsed<MetadataT>& parsed)
-      : bytes_(bytes), deep_(deep), parsed_(parsed) {}
+  /// `index`: build the constants' lookup by key (a package reads by key; validation alone
+  /// needs it only to check aliases.json).
+  Stages(ByteSpan bytes, bool deep, Parsed<MetadataT>& parsed, bool index = false)
+      : bytes_(bytes), deep_(deep), index_(index), parsed_(parsed) {}
 
   std::vector<Finding> run() && {
     stages();
@@ -329,7 +331,8 @@ class Stages {
     }
     std::vector<Finding> header_found;
     if (const zip::Member* st = parsed_.readable(kSafetensorsMember)) {
-      auto header = safetensors::read_header(view(*st));
+      const bool index = index_ || parsed_.readable(kAliasesMember) != nullptr;
+      auto header = safetensors::read_header(view(*st), index);
       if (header) {
         header_found = header->findings;
         emit_all(header_found);
@@ -393,6 +396,7 @@ class Stages {
 
   ByteSpan bytes_;
   bool deep_;
+  bool index_;
   Parsed<MetadataT>& parsed_;
   Budget budget_;
 };
@@ -561,7 +565,7 @@ class BasicPackage {
 
   /// Validate and keep what was parsed; strict: the first error instead.
   std::optional<Error> adopt(const OpenOptions& options) {
-    findings_ = detail::Stages<Schema>(bytes_, options.deep, parsed_).run();
+    findings_ = detail::Stages<Schema>(bytes_, options.deep, parsed_, true).run();
     const Finding* first = ptn::first_error(findings_);
     if (first != nullptr && options.strict) return Error(*first);
     if (first != nullptr && parsed_.members.empty() && !parsed_.unreadable_finding(kProgramMember)) {

@@ -66,6 +66,56 @@ inline constexpr std::uint8_t kBig = 2;       // Int: outside int64 (payload: to
 inline constexpr std::uint8_t kNegative = 4;  // Int: the token starts with '-'
 inline constexpr std::uint8_t kInfinite = 8;  // Float: overflowed binary64
 
+namespace detail {
+
+/// The tape's storage: grown by realloc (a large block moves by remapping its pages, not
+/// by copying them), pushed to without a call per node.
+class NodeBuffer {
+ public:
+  NodeBuffer() = default;
+  NodeBuffer(const NodeBuffer&) = delete;
+  NodeBuffer& operator=(const NodeBuffer&) = delete;
+  NodeBuffer(NodeBuffer&& o) noexcept
+      : data_(std::exchange(o.data_, nullptr)),
+        size_(std::exchange(o.size_, 0)),
+        capacity_(std::exchange(o.capacity_, 0)) {}
+  NodeBuffer& operator=(NodeBuffer&& o) noexcept {
+    if (this != &o) {
+      std::free(data_);
+      data_ = std::exchange(o.data_, nullptr);
+      size_ = std::exchange(o.size_, 0);
+      capacity_ = std::exchange(o.capacity_, 0);
+    }
+    return *this;
+  }
+  ~NodeBuffer() { std::free(data_); }
+
+  std::size_t size() const noexcept { return size_; }
+  Node& operator[](std::size_t i) noexcept { return data_[i]; }
+  const Node& operator[](std::size_t i) const noexcept { return data_[i]; }
+  void reserve(std::size_t n) {
+    if (n > capacity_) regrow(n);
+  }
+  void push(const Node& node) {
+    if (size_ == capacity_) regrow(capacity_ ? capacity_ * 2 : 64);
+    data_[size_++] = node;
+  }
+
+ private:
+  void regrow(std::size_t n) {
+    void* p = std::realloc(static_cast<void*>(data_), n * sizeof(Node));
+    if (p == nullptr) ptn::detail::fail_fast("out of memory for a JSON tape", nullptr);
+    data_ = static_cast<Node*>(p);
+    capacity_ = n;
+  }
+
+  Node* data_ = nullptr;
+  std::size_t size_ = 0;
+  std::size_t capacity_ = 0;
+};
+
+}  // namespace detail
+
 /// A parsed, checked JSON text: a read-only view over its tape.
 class Document {
  public:
@@ -141,7 +191,7 @@ class Document {
  private:
   friend class Parser;
   std::string_view source_;
-  std::vector<Node> nodes_;
+  detail::NodeBuffer nodes_;
   std::string arena_;
 };
 
@@ -293,69 +343,6 @@ inline std::uint64_t hash_bytes(std::string_view s) noexcept {
   return h ^ (h >> 29);
 }
 
-/// An open-addressing set of string views (one vector of slots, no node per entry).
-class ViewSet {
- public:
-  /// Empty, with room for `expected` views without growing.
-  void reset(std::size_t expected) {
-    std::size_t capacity = 16;
-    while (capacity < expected * 2) capacity *= 2;
-    slots_.assign(capacity, Slot{});
-    used_ = 0;
-  }
-  /// Insert `s`; false if an equal view was there already.
-  bool insert(std::string_view s) {
-    if ((used_ + 1) * 2 > slots_.size()) grow();
-    return place(s, hash_bytes(s));
-  }
-  /// Whether a view equal to `s` was inserted.
-  bool contains(std::string_view s) const noexcept {
-    if (slots_.empty()) return false;
-    const std::uint64_t h = hash_bytes(s);
-    const std::size_t mask = slots_.size() - 1;
-    for (std::size_t at = static_cast<std::size_t>(h) & mask;; at = (at + 1) & mask) {
-      const Slot& slot = slots_[at];
-      if (slot.data == nullptr) return false;
-      if (slot.hash == h && std::string_view(slot.data, slot.size) == s) return true;
-    }
-  }
-
- private:
-  struct Slot {
-    const char* data = nullptr;
-    std::size_t size = 0;
-    std::uint64_t hash = 0;
-  };
-
-  bool place(std::string_view s, std::uint64_t h) {
-    const std::size_t mask = slots_.size() - 1;
-    // An empty view still needs a non-null marker.
-    const char* data = s.data() != nullptr ? s.data() : "";
-    for (std::size_t at = static_cast<std::size_t>(h) & mask;; at = (at + 1) & mask) {
-      Slot& slot = slots_[at];
-      if (slot.data == nullptr) {
-        slot = Slot{data, s.size(), h};
-        ++used_;
-        return true;
-      }
-      if (slot.hash == h && std::string_view(slot.data, slot.size) == s) return false;
-    }
-  }
-
-  void grow() {
-    std::vector<Slot> old;
-    old.swap(slots_);
-    slots_.assign(old.empty() ? 16 : old.size() * 2, Slot{});
-    used_ = 0;
-    for (const Slot& slot : old) {
-      if (slot.data != nullptr) place(std::string_view(slot.data, slot.size), slot.hash);
-    }
-  }
-
-  std::vector<Slot> slots_;
-  std::size_t used_ = 0;
-};
-
 }  // namespace detail
 
 /// The parser behind json::parse (one use per instance).
@@ -440,7 +427,7 @@ class Parser {
   static bool is_digit(unsigned char c) noexcept { return c >= '0' && c <= '9'; }
 
   void push(Type type, std::uint8_t flags, std::uint32_t count, std::uint64_t payload) {
-    doc_.nodes_.push_back(Node{type, flags, count, payload});
+    doc_.nodes_.push(Node{type, flags, count, payload});
   }
 
   void flag(std::size_t open_index, bool deep) noexcept {
@@ -621,10 +608,28 @@ class Parser {
       });
       return found;
     }
-    names_.reset(object.count);
+    // Open addressing over 8-byte slots: (hash >> 32) << 32 | (name node + 1).
+    std::size_t capacity = 16;
+    while (capacity < std::size_t{object.count} * 2) capacity *= 2;
+    names_.assign(capacity, 0);
+    const std::size_t mask = capacity - 1;
     std::size_t found = kNone;
     doc_.for_each_member(at, [&](std::size_t name, std::size_t) {
-      if (found == kNone && !names_.insert(doc_.text(name))) found = name;
+      if (found != kNone) return;
+      const std::string_view text = doc_.text(name);
+      const std::uint64_t h = detail::hash_bytes(text);
+      const std::uint64_t tag = h & 0xFFFFFFFF00000000ULL;
+      for (std::size_t slot = static_cast<std::size_t>(h) & mask;; slot = (slot + 1) & mask) {
+        const std::uint64_t v = names_[slot];
+        if (v == 0) {
+          names_[slot] = tag | (name + 1);
+          return;
+        }
+        if ((v & 0xFFFFFFFF00000000ULL) == tag && doc_.text((v & 0xFFFFFFFFu) - 1) == text) {
+          found = name;
+          return;
+        }
+      }
     });
     return found;
   }
@@ -830,7 +835,7 @@ class Parser {
   std::size_t i_ = 0;
   Document doc_;
   std::vector<Frame> frames_;
-  detail::ViewSet names_;
+  std::vector<std::uint64_t> names_;  // first_duplicate's slots, reused
   std::optional<Error> error_;
   std::size_t containers_ = 0;
   std::size_t flagged_ = kNone;

@@ -22,81 +22,14 @@
 #include "ptn/bytes.hpp"
 #include "ptn/error.hpp"
 #include "ptn/findings.hpp"
+#include "ptn/header_lean.hpp"
 #include "ptn/string_table.hpp"
 #include "ptn/strict_json.hpp"
+#include "ptn/tensor_table.hpp"
 
 namespace ptn {
 
-inline constexpr const char* kSafetensorsMember = "program.safetensors";
-inline constexpr const char* kAliasesMember = "aliases.json";
-
-/// The element types of a .ptn constant (spec 5.2).
-enum class DType : std::uint8_t { F64, F32, F16, BF16, I64, I32, I16, I8, U8, BOOL, C64, U16, U32, U64 };
-
-inline const char* dtype_name(DType d) noexcept {
-  static const char* const names[] = {"F64", "F32", "F16", "BF16", "I64", "I32", "I16",
-                                      "I8",  "U8",  "BOOL", "C64", "U16", "U32", "U64"};
-  return names[static_cast<std::size_t>(d)];
-}
-
-inline std::size_t dtype_size(DType d) noexcept {
-  static const unsigned char sizes[] = {8, 4, 2, 2, 8, 4, 2, 1, 1, 1, 8, 2, 4, 8};
-  return sizes[static_cast<std::size_t>(d)];
-}
-
-inline std::optional<DType> dtype_from_name(std::string_view name) noexcept {
-  for (std::size_t i = 0; i < 14; ++i) {
-    const auto d = static_cast<DType>(i);
-    if (name == dtype_name(d)) return d;
-  }
-  return std::nullopt;
-}
-
 namespace safetensors {
-
-inline constexpr std::uint64_t kMaxHeaderBytes = std::uint64_t{64} * 1024 * 1024;
-inline constexpr std::size_t kMaxRank = 64;
-inline constexpr std::uint64_t kMaxDim = 2147483647;  // 2**31 - 1
-inline constexpr std::uint64_t kMaxNbytes = 9223372036854775807ULL;  // 2**63 - 1
-inline constexpr std::string_view kMetadataKey = "__metadata__";
-
-/// The readable entries of a header, in header order: key, dtype, shape and the data range
-/// relative to the data section. Keys live in one buffer, dimensions in one array.
-class TensorTable {
- public:
-  struct Entry {
-    DType dtype;
-    std::uint32_t rank;
-    std::size_t shape_at;
-    std::uint64_t begin;
-    std::uint64_t end;
-  };
-
-  std::size_t size() const noexcept { return entries_.size(); }
-  bool empty() const noexcept { return entries_.empty(); }
-  std::string_view key(std::size_t i) const noexcept { return keys_.at(i); }
-  const Entry& entry(std::size_t i) const noexcept { return entries_[i]; }
-  const std::int64_t* shape(std::size_t i) const noexcept { return dims_.data() + entries_[i].shape_at; }
-  /// The index of `key`, or npos.
-  std::size_t find(std::string_view key) const noexcept { return keys_.find(key); }
-  static constexpr std::size_t npos = ptn::detail::StringTable::npos;
-
-  void add(std::string_view key, DType dtype, const std::vector<std::int64_t>& shape,
-           std::uint64_t begin, std::uint64_t end) {
-    keys_.add(key);
-    entries_.push_back(Entry{dtype, static_cast<std::uint32_t>(shape.size()), dims_.size(), begin, end});
-    dims_.insert(dims_.end(), shape.begin(), shape.end());
-  }
-  void reserve(std::size_t count, std::size_t key_bytes) {
-    keys_.reserve(count, key_bytes);
-    entries_.reserve(count);
-  }
-
- private:
-  ptn::detail::StringTable keys_;
-  std::vector<Entry> entries_;
-  std::vector<std::int64_t> dims_;
-};
 
 struct Header {
   TensorTable tensors;          // the entries safe to view
@@ -233,7 +166,6 @@ inline void check_entries(const json::Document& doc, std::uint64_t data_start,
   };
   std::vector<Span> spans;
   spans.reserve(doc.node(0).count);
-  out.tensors.reserve(doc.node(0).count, doc.source().size() / 4);
   bool all_readable = true;
   std::vector<std::int64_t> dims;
   doc.for_each_member(0, [&](std::size_t key_at, std::size_t entry) {
@@ -256,17 +188,32 @@ inline void check_entries(const json::Document& doc, std::uint64_t data_start,
       }
       return;
     }
-    const auto offs = is_object ? offsets_of(doc, doc.find(entry, "data_offsets")) : std::nullopt;
+    // One pass over the entry's names: where each field is, and whether there are others.
+    std::size_t dtype_at = json::Document::npos, shape_at = json::Document::npos;
+    std::size_t offsets_at = json::Document::npos;
+    bool others = false;
+    if (is_object) {
+      doc.for_each_member(entry, [&](std::size_t name, std::size_t value) {
+        const std::string_view field = doc.text(name);
+        if (field == "dtype") {
+          dtype_at = value;
+        } else if (field == "shape") {
+          shape_at = value;
+        } else if (field == "data_offsets") {
+          offsets_at = value;
+        } else {
+          others = true;
+        }
+      });
+    }
+    const auto offs = is_object ? offsets_of(doc, offsets_at) : std::nullopt;
     if (!offs) {
       all_readable = false;
     } else {
       spans.push_back(Span{offs->first, offs->second, key});
     }
-    const std::size_t dtype_at = is_object ? doc.find(entry, "dtype") : json::Document::npos;
-    const std::size_t shape_at = is_object ? doc.find(entry, "shape") : json::Document::npos;
-    const bool fields = is_object && doc.node(entry).count == 3 &&
-                        dtype_at != json::Document::npos && shape_at != json::Document::npos &&
-                        doc.find(entry, "data_offsets") != json::Document::npos;
+    const bool fields = is_object && !others && dtype_at != json::Document::npos &&
+                        shape_at != json::Document::npos && offsets_at != json::Document::npos;
     if (key.empty() || !fields) {
       add("st-entry-invalid", Severity::Error, here, [] {
         return std::string("entry must be an object of dtype/shape/data_offsets");
@@ -327,7 +274,7 @@ inline void check_entries(const json::Document& doc, std::uint64_t data_start,
                    " is not " + std::to_string(size) + "-byte aligned";
           });
     }
-    out.tensors.add(key, *dtype, dims, begin.value, end.value);
+    out.tensors.add(doc, key_at, *dtype, dims, begin.value, end.value);
   });
   // Tiled from 0 to the end of the data: by (begin, end, key), as Python sorts them.
   auto by_position = [](const Span& a, const Span& b) {
@@ -373,7 +320,9 @@ inline Error header_error(const char* rule, std::string message) {
 /// Validate the header of a safetensors image (ptn.safetensors.header.read_header): the
 /// readable entries, the data section's offset and the findings; an Error only when no
 /// header can be read (st-truncated, st-header-too-large, json-*, st-header-not-object).
-inline Result<Header> read_header(ByteSpan member) {
+/// `index`: build the entries' lookup by key (TensorTable::find). Keys are views into
+/// `member`, which must outlive the Header.
+inline Result<Header> read_header(ByteSpan member, bool index = true) {
   if (member.size < 8) {
     return detail::header_error("st-truncated", std::to_string(member.size) +
                                                     " bytes: no 8-byte header length");
@@ -385,14 +334,19 @@ inline Result<Header> read_header(ByteSpan member) {
                                                            " exceeds " + std::to_string(cap));
   }
   const std::string_view raw = member.sub(8, static_cast<std::size_t>(n)).chars();
-  auto doc = json::parse(raw, std::string(kSafetensorsMember));
-  if (!doc) return std::move(doc).error();
-  if (doc->type(0) != json::Type::Object) {
-    return detail::header_error("st-header-not-object", "the header is not a JSON object");
-  }
   Header out;
   out.data_start = 8 + n;
-  detail::check_entries(*doc, out.data_start, member.size - 8 - n, out);
+  const std::uint64_t data_len = member.size - 8 - n;
+  // The common header in one lean pass; anything else through the tape, rule by rule.
+  if (!detail::LeanHeader(raw, out.data_start, data_len, out.tensors).run()) {
+    auto doc = json::parse(raw, std::string(kSafetensorsMember));
+    if (!doc) return std::move(doc).error();
+    if (doc->type(0) != json::Type::Object) {
+      return detail::header_error("st-header-not-object", "the header is not a JSON object");
+    }
+    detail::check_entries(*doc, out.data_start, data_len, out);
+  }
+  if (index && !out.tensors.indexed()) out.tensors.build_index();  // keys are unique here
   return out;
 }
 
