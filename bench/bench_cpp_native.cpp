@@ -11,9 +11,8 @@
 // back to back on this thread's CPU clock (the machine is shared and its speed drifts; the
 // script takes the median of the ratios).
 #include <simdjson.h>
-#include <zlib.h>
-
 #include <time.h>
+#include <zlib.h>
 
 #include <cstdio>
 #include <cstdlib>

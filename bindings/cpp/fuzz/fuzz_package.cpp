@@ -27,8 +27,8 @@ namespace {
   std::abort();
 }
 
-#define REQUIRE(cond) \
-  do {                \
+#define REQUIRE(cond)           \
+  do {                          \
     if (!(cond)) broken(#cond); \
   } while (0)
 
@@ -84,7 +84,8 @@ void headers_agree(ptn::ByteSpan bytes) {
       const auto& b = full.tensors.entry(i);
       REQUIRE(lean.key(i) == full.tensors.key(i) && a.dtype == b.dtype && a.rank == b.rank &&
               a.begin == b.begin && a.end == b.end);
-      for (std::size_t d = 0; d < a.rank; ++d) REQUIRE(lean.shape(i)[d] == full.tensors.shape(i)[d]);
+      for (std::size_t d = 0; d < a.rank; ++d)
+        REQUIRE(lean.shape(i)[d] == full.tensors.shape(i)[d]);
     }
   }
 }
@@ -120,7 +121,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } else {
     read_everything(*strict, bytes);
   }
-  const ptn::Result<ptn::Package> lenient = ptn::Package::open(bytes, ptn::OpenOptions{false, false});
+  const ptn::Result<ptn::Package> lenient =
+      ptn::Package::open(bytes, ptn::OpenOptions{false, false});
   REQUIRE(lenient.ok());
   REQUIRE(lenient->findings().size() == fast.findings.size());
   read_everything(*lenient, bytes);

@@ -15,7 +15,8 @@ namespace {
 
 void str(std::string& out, std::string_view s) {
   out += '"';
-  for (unsigned char c : s) {
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
     if (c == '"' || c == '\\') {
       out += '\\';
       out += static_cast<char>(c);
@@ -64,7 +65,8 @@ void parts(std::string& out, const std::vector<std::pair<std::string, ptn::Findi
 std::string describe(const std::string& path, bool lenient) {
   std::string out = "{\"path\":";
   str(out, path);
-  ptn::Result<ptn::Package> opened = ptn::Package::open_file(path, ptn::OpenOptions{!lenient, false});
+  ptn::Result<ptn::Package> opened =
+      ptn::Package::open_file(path, ptn::OpenOptions{!lenient, false});
   out += ",\"open\":";
   if (!opened) {
     error(out, opened.error().finding());

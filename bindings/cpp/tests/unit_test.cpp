@@ -15,12 +15,12 @@ namespace {
 
 int failures = 0;
 
-#define CHECK(cond)                                                   \
-  do {                                                                \
-    if (!(cond)) {                                                    \
+#define CHECK(cond)                                                                 \
+  do {                                                                              \
+    if (!(cond)) {                                                                  \
       std::fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                     \
-    }                                                                 \
+      ++failures;                                                                   \
+    }                                                                               \
   } while (0)
 
 std::string rule_of(const ptn::Result<ptn::json::Document>& r) {

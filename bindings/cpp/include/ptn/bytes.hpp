@@ -69,8 +69,10 @@ inline std::string repr(std::string_view s) {
       out += "\\t";
     } else if (c < 0x20 || c == 0x7F) {
       out += "\\x" + hex(c, 2);
-    } else if (c == 0xED && i + 2 < s.size() && (static_cast<unsigned char>(s[i + 1]) & 0xE0) == 0xA0) {
-      const unsigned cp = ((c & 0x0Fu) << 12) | ((static_cast<unsigned char>(s[i + 1]) & 0x3Fu) << 6) |
+    } else if (c == 0xED && i + 2 < s.size() &&
+               (static_cast<unsigned char>(s[i + 1]) & 0xE0) == 0xA0) {
+      const unsigned cp = ((c & 0x0Fu) << 12) |
+                          ((static_cast<unsigned char>(s[i + 1]) & 0x3Fu) << 6) |
                           (static_cast<unsigned char>(s[i + 2]) & 0x3Fu);
       out += "\\u" + hex(cp, 4);
       i += 2;

@@ -47,8 +47,8 @@ class Error {
   explicit Error(Finding finding) : finding_(std::move(finding)) {}
   Error(std::string rule, std::string message, std::optional<std::string> member = std::nullopt,
         std::optional<std::string> pointer = std::nullopt)
-      : finding_{std::move(rule), Severity::Error, std::move(member), std::move(pointer),
-                 std::move(message), 0} {}
+      : finding_{std::move(rule),    Severity::Error,    std::move(member),
+                 std::move(pointer), std::move(message), 0} {}
 
   /// The rule id from spec.md, e.g. "json-duplicate-name".
   const std::string& rule() const noexcept { return finding_.rule; }
@@ -139,7 +139,7 @@ class [[nodiscard]] Result {
                 "Result holds a value type other than Error");
 
  public:
-  Result(T value) : state_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit
+  Result(T value) : state_(std::in_place_index<0>, std::move(value)) {}      // NOLINT: implicit
   Result(Error error) : state_(std::in_place_index<1>, std::move(error)) {}  // NOLINT
 
   bool ok() const noexcept { return state_.index() == 0; }
@@ -173,12 +173,14 @@ class [[nodiscard]] Result {
  private:
   T* checked() {
     T* v = std::get_if<0>(&state_);
-    if (v == nullptr) detail::fail_fast("Result::value() called on an error", std::get_if<1>(&state_));
+    if (v == nullptr)
+      detail::fail_fast("Result::value() called on an error", std::get_if<1>(&state_));
     return v;
   }
   const T* checked() const {
     const T* v = std::get_if<0>(&state_);
-    if (v == nullptr) detail::fail_fast("Result::value() called on an error", std::get_if<1>(&state_));
+    if (v == nullptr)
+      detail::fail_fast("Result::value() called on an error", std::get_if<1>(&state_));
     return v;
   }
 

@@ -125,8 +125,7 @@ class ZipSink {
            Severity severity = Severity::Error) {
     const std::size_t count = ++counts_.at(rule, severity).count;
     if (count <= kMaxFindingsPerRule) {
-      findings_.push_back(
-          Finding{rule, severity, std::move(member), std::nullopt, message(), 0});
+      findings_.push_back(Finding{rule, severity, std::move(member), std::nullopt, message(), 0});
     }
   }
 

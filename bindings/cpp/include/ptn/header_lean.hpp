@@ -69,12 +69,13 @@ class LeanHeader {
       std::memcpy(&w, p_ + i_, 8);
       const std::uint64_t quote = w ^ (kOnes * '"');
       const std::uint64_t slash = w ^ (kOnes * '\\');
-      const std::uint64_t hits = ((quote - kOnes) & ~quote) | ((slash - kOnes) & ~slash) |
-                                 ((w - kOnes * 0x20) & ~w);
+      const std::uint64_t hits =
+          ((quote - kOnes) & ~quote) | ((slash - kOnes) & ~slash) | ((w - kOnes * 0x20) & ~w);
       if (hits & 0x8080808080808080ULL) break;
       i_ += 8;
     }
-    while (i_ < n_ && p_[i_] != '"' && p_[i_] != '\\' && static_cast<unsigned char>(p_[i_]) >= 0x20) {
+    while (i_ < n_ && p_[i_] != '"' && p_[i_] != '\\' &&
+           static_cast<unsigned char>(p_[i_]) >= 0x20) {
       ++i_;
     }
     if (i_ >= n_ || p_[i_] != '"') return false;  // an escape or a control: the full check
@@ -98,7 +99,8 @@ class LeanHeader {
         if (++i_ - start > 19) return false;
       }
     }
-    return i_ >= n_ || (p_[i_] != '.' && p_[i_] != 'e' && p_[i_] != 'E' && (p_[i_] < '0' || p_[i_] > '9'));
+    return i_ >= n_ ||
+           (p_[i_] != '.' && p_[i_] != 'e' && p_[i_] != 'E' && (p_[i_] < '0' || p_[i_] > '9'));
   }
 
   bool entries() {
@@ -192,7 +194,8 @@ class LeanHeader {
     nbytes *= size;
     if (begin > end || end > data_len_ || end - begin != nbytes) return false;
     if ((data_start_ + begin) % size) return false;  // unaligned: a warning
-    out_.add_plain(p_, key_at, static_cast<std::uint32_t>(key_length), dtype, dims, rank, begin, end);
+    out_.add_plain(p_, key_at, static_cast<std::uint32_t>(key_length), dtype, dims, rank, begin,
+                   end);
     return true;
   }
 

@@ -73,7 +73,8 @@ class MappedFile {
     ::close(fd);  // the mapping keeps the file
     return out;
 #else
-    return io_error("cannot map '" + path + "': this platform has no POSIX mmap; map the file "
+    return io_error("cannot map '" + path +
+                    "': this platform has no POSIX mmap; map the file "
                     "yourself and pass its bytes");
 #endif
   }

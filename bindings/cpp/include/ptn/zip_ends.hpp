@@ -113,8 +113,7 @@ inline Result<std::uint64_t> find_eocd(ByteSpan b) {
 }
 
 /// Nothing may follow the end record: no comment, no appended bytes.
-inline void check_tail(std::uint64_t n, std::uint64_t p, std::uint64_t comment_len,
-                       ZipSink& sink) {
+inline void check_tail(std::uint64_t n, std::uint64_t p, std::uint64_t comment_len, ZipSink& sink) {
   const std::uint64_t after = n - (p + 22);
   if (comment_len > after) {
     sink.add("zip-truncated", std::nullopt, [&] {
@@ -129,8 +128,9 @@ inline void check_tail(std::uint64_t n, std::uint64_t p, std::uint64_t comment_l
     });
   } else if (after) {
     sink.add("zip-trailing-data", std::nullopt, [&] {
-      return std::to_string(after) + " bytes follow the end-of-central-directory record at offset " +
-             std::to_string(p) + "; nothing may follow it (was something appended to the file?)";
+      return std::to_string(after) +
+             " bytes follow the end-of-central-directory record at offset " + std::to_string(p) +
+             "; nothing may follow it (was something appended to the file?)";
     });
   }
 }
@@ -167,7 +167,8 @@ inline Result<std::optional<Zip64End>> read_zip64(ByteSpan b, std::uint64_t p, c
         "a zip64 locator precedes the end record but no zip64 end record is at offset " +
         std::to_string(z_off) + " (or just before the locator)";
     if (saturated) return zip_error("zip-bad-zip64", message + "; the directory cannot be located");
-    sink.add("zip-bad-zip64", std::nullopt, [&] { return message + "; using the 32-bit end record"; });
+    sink.add("zip-bad-zip64", std::nullopt,
+             [&] { return message + "; using the 32-bit end record"; });
     return std::optional<Zip64End>{};
   }
   const std::uint8_t* z = b.data + *rec;
@@ -206,9 +207,9 @@ inline Result<std::optional<Zip64End>> read_zip64(ByteSpan b, std::uint64_t p, c
   for (const Check& c : checks) {
     if (c.short_value != c.saturated && c.short_value != c.full) {
       sink.add("zip-bad-zip64", std::nullopt, [&] {
-        return std::string("the end record gives ") + c.what + " " +
-               std::to_string(c.short_value) + " but the zip64 end record gives " +
-               std::to_string(c.full) + "; the 32-bit field must equal it or be 0x" +
+        return std::string("the end record gives ") + c.what + " " + std::to_string(c.short_value) +
+               " but the zip64 end record gives " + std::to_string(c.full) +
+               "; the 32-bit field must equal it or be 0x" +
                (c.saturated == kU16Max ? "FFFF" : "FFFFFFFF");
       });
     }
@@ -276,11 +277,10 @@ inline Result<EndRecords> locate_directory(ByteSpan b, ZipSink& sink) {
              std::to_string(cd_offset + cd_size) + ") and the end records belong to no record";
     });
   } else if (cd_size > n || cd_offset > n - cd_size) {
-    return zip_error("zip-truncated", "the central directory (offset " +
-                                          std::to_string(cd_offset) + ", " +
-                                          std::to_string(cd_size) +
-                                          " bytes) runs past the end of the " +
-                                          std::to_string(n) + "-byte file: the file was cut short");
+    return zip_error("zip-truncated", "the central directory (offset " + std::to_string(cd_offset) +
+                                          ", " + std::to_string(cd_size) +
+                                          " bytes) runs past the end of the " + std::to_string(n) +
+                                          "-byte file: the file was cut short");
   } else {
     return zip_error("zip-not-a-zip",
                      "the central directory (offset " + std::to_string(cd_offset) + ", " +
@@ -290,8 +290,9 @@ inline Result<EndRecords> locate_directory(ByteSpan b, ZipSink& sink) {
   }
   if (zip64 && zip64->shift != shift) {
     sink.add("zip-bad-zip64", std::nullopt, [&] {
-      const std::string off = zip64->shift ? std::to_string(*zip64->shift)
-                                           : "-" + std::to_string(zip64->locator_offset - zip64->records);
+      const std::string off = zip64->shift
+                                  ? std::to_string(*zip64->shift)
+                                  : "-" + std::to_string(zip64->locator_offset - zip64->records);
       return "the zip64 locator's offset is off by " + off + " bytes but the directory offset by " +
              std::to_string(shift) + "; both must point at the real records";
     });
@@ -333,7 +334,8 @@ struct Zip64 {
   std::string saturated_names(const char* none) const {
     std::string out;
     for (unsigned i = 0; i < 3; ++i) {
-      if (saturated_mask & (1u << i)) out += (out.empty() ? "" : ", ") + std::string(kZip64Fields[i]);
+      if (saturated_mask & (1u << i))
+        out += (out.empty() ? "" : ", ") + std::string(kZip64Fields[i]);
     }
     return out.empty() ? none : out;
   }

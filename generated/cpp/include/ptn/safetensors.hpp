@@ -23,8 +23,8 @@
 #include "ptn/error.hpp"
 #include "ptn/findings.hpp"
 #include "ptn/header_lean.hpp"
-#include "ptn/string_table.hpp"
 #include "ptn/strict_json.hpp"
+#include "ptn/string_table.hpp"
 #include "ptn/tensor_table.hpp"
 
 namespace ptn {
@@ -32,7 +32,7 @@ namespace ptn {
 namespace safetensors {
 
 struct Header {
-  TensorTable tensors;          // the entries safe to view
+  TensorTable tensors;           // the entries safe to view
   std::uint64_t data_start = 0;  // offset of the data section in the member
   std::vector<Finding> findings;
 };
@@ -51,9 +51,7 @@ struct Count {
     if (digits.size() != o.digits.size()) return digits.size() < o.digits.size();
     return digits < o.digits;
   }
-  bool operator==(const Count& o) const noexcept {
-    return value == o.value && digits == o.digits;
-  }
+  bool operator==(const Count& o) const noexcept { return value == o.value && digits == o.digits; }
   bool exceeds(std::uint64_t limit) const noexcept { return !digits.empty() || value > limit; }
   std::string text() const { return digits.empty() ? std::to_string(value) : std::string(digits); }
 };
@@ -215,39 +213,45 @@ inline void check_entries(const json::Document& doc, std::uint64_t data_start,
     const bool fields = is_object && !others && dtype_at != json::Document::npos &&
                         shape_at != json::Document::npos && offsets_at != json::Document::npos;
     if (key.empty() || !fields) {
-      add("st-entry-invalid", Severity::Error, here, [] {
-        return std::string("entry must be an object of dtype/shape/data_offsets");
-      });
+      add("st-entry-invalid", Severity::Error, here,
+          [] { return std::string("entry must be an object of dtype/shape/data_offsets"); });
       return;
     }
     bool ok = true;
     std::optional<DType> dtype;
     if (doc.type(dtype_at) == json::Type::String) dtype = dtype_from_name(doc.text(dtype_at));
     if (!dtype) {
-      add("st-unsupported-dtype", Severity::Error, [&] { return pointer_to(key, "dtype"); },
+      add(
+          "st-unsupported-dtype", Severity::Error, [&] { return pointer_to(key, "dtype"); },
           [&] { return "unsupported dtype " + repr_of(doc, dtype_at); });
       ok = false;
     } else if (*dtype == DType::C64) {
-      add("st-complex64", Severity::Warning, [&] { return pointer_to(key, "dtype"); },
+      add(
+          "st-complex64", Severity::Warning, [&] { return pointer_to(key, "dtype"); },
           [] { return std::string("C64: the reference reader rejects it"); });
     }
     const std::uint64_t size = dtype ? dtype_size(*dtype) : 1;
     const std::string problem = shape_problem(doc, shape_at, size, dims);
     if (!problem.empty()) {
-      add("st-bad-shape", Severity::Error, [&] { return pointer_to(key, "shape"); },
+      add(
+          "st-bad-shape", Severity::Error, [&] { return pointer_to(key, "shape"); },
           [&] { return problem; });
       ok = false;
     }
     if (!offs) {
-      add("st-bad-offsets", Severity::Error, [&] { return pointer_to(key, "data_offsets"); }, [] {
-        return std::string("data_offsets must be [begin, end], non-negative integers, begin <= end");
-      });
+      add(
+          "st-bad-offsets", Severity::Error, [&] { return pointer_to(key, "data_offsets"); },
+          [] {
+            return std::string(
+                "data_offsets must be [begin, end], non-negative integers, begin <= end");
+          });
       return;
     }
     const Count& begin = offs->first;
     const Count& end = offs->second;
     if (end.exceeds(data_len)) {
-      add("st-data-length", Severity::Error, [&] { return pointer_to(key, "data_offsets"); },
+      add(
+          "st-data-length", Severity::Error, [&] { return pointer_to(key, "data_offsets"); },
           [&] {
             return "ends at " + end.text() + ", past the " + std::to_string(data_len) +
                    "-byte data section";
@@ -260,7 +264,8 @@ inline void check_entries(const json::Document& doc, std::uint64_t data_start,
     for (std::int64_t d : dims) numel *= static_cast<std::uint64_t>(d);
     const std::uint64_t nbytes = end.value - begin.value;
     if (nbytes != numel * size) {
-      add("st-size-mismatch", Severity::Error, [&] { return pointer_to(key, "data_offsets"); },
+      add(
+          "st-size-mismatch", Severity::Error, [&] { return pointer_to(key, "data_offsets"); },
           [&] {
             return std::to_string(nbytes) + " bytes for " + std::to_string(numel) + " x " +
                    std::to_string(size) + "-byte elements";
@@ -268,7 +273,8 @@ inline void check_entries(const json::Document& doc, std::uint64_t data_start,
       return;
     }
     if (size > 1 && numel && (data_start + begin.value) % size) {
-      add("st-unaligned-tensor", Severity::Warning, [&] { return pointer_to(key, "data_offsets"); },
+      add(
+          "st-unaligned-tensor", Severity::Warning, [&] { return pointer_to(key, "data_offsets"); },
           [&] {
             return "data at member offset " + std::to_string(data_start + begin.value) +
                    " is not " + std::to_string(size) + "-byte aligned";
@@ -288,13 +294,15 @@ inline void check_entries(const json::Document& doc, std::uint64_t data_start,
   Count reached{0, {}};
   for (const Span& s : spans) {
     if (s.begin < reached) {
-      add("st-offsets-overlap", Severity::Error, [&] { return pointer_to(s.key, "data_offsets"); },
+      add(
+          "st-offsets-overlap", Severity::Error, [&] { return pointer_to(s.key, "data_offsets"); },
           [&] {
             return "[" + s.begin.text() + ", " + s.end.text() + "] overlaps data before " +
                    reached.text();
           });
     } else if (reached < s.begin && all_readable) {
-      add("st-offsets-gap", Severity::Error, [&] { return pointer_to(s.key, "data_offsets"); },
+      add(
+          "st-offsets-gap", Severity::Error, [&] { return pointer_to(s.key, "data_offsets"); },
           [&] {
             return s.begin.digits.empty()
                        ? "gap of " + std::to_string(s.begin.value - reached.value) + " bytes"
@@ -304,9 +312,9 @@ inline void check_entries(const json::Document& doc, std::uint64_t data_start,
     if (reached < s.end) reached = s.end;
   }
   if (all_readable && !reached.exceeds(data_len) && reached.value < data_len) {
-    add("st-data-length", Severity::Error, [] { return std::string(); }, [&] {
-      return std::to_string(data_len - reached.value) + " bytes after the last tensor";
-    });
+    add(
+        "st-data-length", Severity::Error, [] { return std::string(); },
+        [&] { return std::to_string(data_len - reached.value) + " bytes after the last tensor"; });
   }
   out.findings = std::move(findings).finish();
 }
@@ -324,8 +332,8 @@ inline Error header_error(const char* rule, std::string message) {
 /// `member`, which must outlive the Header.
 inline Result<Header> read_header(ByteSpan member, bool index = true) {
   if (member.size < 8) {
-    return detail::header_error("st-truncated", std::to_string(member.size) +
-                                                    " bytes: no 8-byte header length");
+    return detail::header_error("st-truncated",
+                                std::to_string(member.size) + " bytes: no 8-byte header length");
   }
   const std::uint64_t n = ptn::detail::le64(member.data);
   if (n > kMaxHeaderBytes || n > member.size - 8) {
@@ -369,8 +377,8 @@ inline std::vector<Finding> bool_findings(ByteSpan member, const Header& header)
     while (at < n && p[at] <= 1) ++at;
     if (at == n) continue;
     if (findings.room("st-bool-not-0-or-1", Severity::Error)) {
-      findings.append(Finding{"st-bool-not-0-or-1", Severity::Error, std::string(kSafetensorsMember),
-                              ptn::detail::pointer_to(t.key(i)),
+      findings.append(Finding{"st-bool-not-0-or-1", Severity::Error,
+                              std::string(kSafetensorsMember), ptn::detail::pointer_to(t.key(i)),
                               "element " + std::to_string(at) + " is the byte " +
                                   std::to_string(p[at]) + "; a BOOL byte must be 0 or 1",
                               0});

@@ -20,11 +20,26 @@ inline constexpr const char* kSafetensorsMember = "program.safetensors";
 inline constexpr const char* kAliasesMember = "aliases.json";
 
 /// The element types of a .ptn constant (spec 5.2).
-enum class DType : std::uint8_t { F64, F32, F16, BF16, I64, I32, I16, I8, U8, BOOL, C64, U16, U32, U64 };
+enum class DType : std::uint8_t {
+  F64,
+  F32,
+  F16,
+  BF16,
+  I64,
+  I32,
+  I16,
+  I8,
+  U8,
+  BOOL,
+  C64,
+  U16,
+  U32,
+  U64
+};
 
 inline const char* dtype_name(DType d) noexcept {
-  static const char* const names[] = {"F64", "F32", "F16", "BF16", "I64", "I32", "I16",
-                                      "I8",  "U8",  "BOOL", "C64", "U16", "U32", "U64"};
+  static const char* const names[] = {"F64", "F32", "F16",  "BF16", "I64", "I32", "I16",
+                                      "I8",  "U8",  "BOOL", "C64",  "U16", "U32", "U64"};
   return names[static_cast<std::size_t>(d)];
 }
 
@@ -35,7 +50,9 @@ inline std::size_t dtype_size(DType d) noexcept {
 
 inline std::optional<DType> dtype_from_name(std::string_view name) noexcept {
   // By length and characters: this runs once per tensor of a 10^5-entry header.
-  const auto is = [&](const char* text) { return std::memcmp(name.data(), text, name.size()) == 0; };
+  const auto is = [&](const char* text) {
+    return std::memcmp(name.data(), text, name.size()) == 0;
+  };
   switch (name.size()) {
     case 2:
       if (is("I8")) return DType::I8;
@@ -61,16 +78,14 @@ inline std::optional<DType> dtype_from_name(std::string_view name) noexcept {
         case 'C':
           if (is("C64")) return DType::C64;
           break;
-        default:
-          break;
+        default: break;
       }
       break;
     case 4:
       if (is("BF16")) return DType::BF16;
       if (is("BOOL")) return DType::BOOL;
       break;
-    default:
-      break;
+    default: break;
   }
   return std::nullopt;
 }
@@ -79,7 +94,7 @@ namespace safetensors {
 
 inline constexpr std::uint64_t kMaxHeaderBytes = std::uint64_t{64} * 1024 * 1024;
 inline constexpr std::size_t kMaxRank = 64;
-inline constexpr std::uint64_t kMaxDim = 2147483647;  // 2**31 - 1
+inline constexpr std::uint64_t kMaxDim = 2147483647;                 // 2**31 - 1
 inline constexpr std::uint64_t kMaxNbytes = 9223372036854775807ULL;  // 2**63 - 1
 inline constexpr std::string_view kMetadataKey = "__metadata__";
 
