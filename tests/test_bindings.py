@@ -59,6 +59,30 @@ def test_docs_show_the_example_programs_verbatim() -> None:
         text = doc.read_text(encoding="utf-8")
         for name in ("read_windows.cpp", "read_windows.mjs"):
             assert (EXAMPLES / name).read_text(encoding="utf-8") in text, (doc.name, name)
+    loader = (EXAMPLES / "load_package.cpp").read_text(encoding="utf-8")
+    assert f"```cpp\n{loader}```" in DOCS.read_text(encoding="utf-8")
+
+
+def test_docs_cpp_loader_prints_what_the_docs_show(fresh_clone: Path, cxx: list[str]) -> None:
+    """The worked C++ loader of docs/bindings.md: its build (without exceptions or RTTI)
+    and run commands, as written, on a fresh clone print exactly the output block after
+    them."""
+    blocks = re.findall(
+        r"^```sh\n([^`]*?)^```\n\n```text\n([^`]*?)^```", DOCS.read_text(encoding="utf-8"), re.M
+    )
+    found = [block for block in blocks if "load_package" in block[0]]
+    assert len(found) == 1, "docs/bindings.md shows the loader's commands, then its output"
+    script, shown = found[0]
+    assert "-fno-exceptions -fno-rtti" in script
+    proc = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script],
+        cwd=fresh_clone,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, f"{script}\n{proc.stdout}\n{proc.stderr}"
+    assert proc.stdout == shown
 
 
 def _example_scripts(doc: Path) -> list[str]:

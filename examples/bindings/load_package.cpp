@@ -7,9 +7,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <optional>
-#include <ptn/package.hpp>
 #include <string_view>
 #include <vector>
+
+#include <ptn/package.hpp>
 
 int main(int argc, char** argv) {
   if (argc != 2) {
