@@ -55,6 +55,24 @@ void small_stack() {
   pthread_attr_destroy(&attr);
 }
 
+std::size_t crc_calls = 0;
+
+std::uint32_t counting_crc(const void* data, std::size_t size, std::uint32_t crc) {
+  ++crc_calls;
+  return ptn::crc32(data, size, crc);
+}
+
+/// A runtime's own CRC-32 is used by the deep check, with the same findings.
+void own_crc(const char* path) {
+  const auto file = ptn::MappedFile::open(path);
+  CHECK(file.ok());
+  if (!file) return;
+  const auto ours = ptn::validate(file->bytes(), ptn::ValidateOptions{true, &counting_crc});
+  const auto default_crc = ptn::validate(file->bytes(), ptn::ValidateOptions{true});
+  CHECK(crc_calls == 4);  // one per member of the example package
+  CHECK(ours.findings.size() == default_crc.findings.size() && ours.valid());
+}
+
 void crc() {
   const std::string digits = "123456789";
   CHECK(ptn::crc32(digits.data(), digits.size()) == 0xCBF43926u);
@@ -120,6 +138,7 @@ int main(int argc, char** argv) {
   }
   small_stack();
   crc();
+  own_crc(argv[1]);
   caller_buffer(argv[1]);
   io_errors(argv[2]);
   if (failures == 0) std::printf("ok\n");

@@ -198,7 +198,8 @@ class BasicPackage {
 
   /// Validate and keep what was parsed; strict: the first error instead.
   std::optional<Error> adopt(const OpenOptions& options) {
-    findings_ = detail::Stages<Schema>(bytes_, options.deep, parsed_, true).run();
+    const ValidateOptions validate{options.deep, nullptr};
+    findings_ = detail::Stages<Schema>(bytes_, validate, parsed_, true).run();
     const Finding* first = ptn::first_error(findings_);
     if (first != nullptr && options.strict) return Error(*first);
     if (first != nullptr && parsed_.members.empty() &&

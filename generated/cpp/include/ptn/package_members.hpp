@@ -23,9 +23,15 @@ namespace ptn {
 inline constexpr const char* kProgramMember = "program.ptg";
 inline constexpr std::uint64_t kProgramMaxBytes = std::uint64_t{1} << 30;
 
+/// A CRC-32 function with zlib's contract: crc32(data, size, crc) continues `crc` (0 to start).
+using Crc32Function = std::uint32_t (*)(const void* data, std::size_t size, std::uint32_t crc);
+
 struct ValidateOptions {
   /// Also check the CRC-32 of every member and the BOOL bytes (reads every byte once).
   bool deep = false;
+  /// The deep check's CRC-32: nullptr is ptn::crc32 (table-driven, no dependency); a
+  /// runtime may pass its platform's hardware one. Findings do not depend on the choice.
+  Crc32Function crc32 = nullptr;
 };
 
 /// The first error among `findings`, or nullptr: what a strict open fails with.

@@ -93,8 +93,9 @@ class Stages {
 
   /// `index`: build the constants' lookup by key (a package reads by key; validation alone
   /// needs it only to check aliases.json).
-  Stages(ByteSpan bytes, bool deep, Parsed<MetadataT>& parsed, bool index = false)
-      : bytes_(bytes), deep_(deep), index_(index), parsed_(parsed) {}
+  Stages(ByteSpan bytes, const ValidateOptions& options, Parsed<MetadataT>& parsed,
+         bool index = false)
+      : bytes_(bytes), options_(options), index_(index), parsed_(parsed) {}
 
   std::vector<Finding> run() && {
     stages();
@@ -210,10 +211,11 @@ class Stages {
         unreadable(kMetadataMember, std::move(metadata).error());
       }
     }
-    if (deep_) {
+    if (options_.deep) {
+      const Crc32Function crc_of = options_.crc32 ? options_.crc32 : &ptn::crc32;
       for (const zip::Member& m : zip::crc_targets(parsed_.members)) {
         const ByteSpan data = view(m);
-        const std::uint32_t crc = crc32(data.data, data.size);
+        const std::uint32_t crc = crc_of(data.data, data.size, 0);
         if (crc != m.crc32) {
           emit(Finding{"zip-crc-mismatch", Severity::Error, std::string(m.name), std::nullopt,
                        "the CRC-32 of the " + std::to_string(m.size) + " data bytes of member '" +
@@ -231,7 +233,7 @@ class Stages {
   }
 
   ByteSpan bytes_;
-  bool deep_;
+  ValidateOptions options_;
   bool index_;
   Parsed<MetadataT>& parsed_;
   Budget budget_;
@@ -243,7 +245,7 @@ class Stages {
 template <class Schema>
 Report basic_validate(ByteSpan bytes, ValidateOptions options = {}) {
   detail::Parsed<typename Schema::Metadata> parsed;
-  return Report{detail::Stages<Schema>(bytes, options.deep, parsed).run()};
+  return Report{detail::Stages<Schema>(bytes, options, parsed).run()};
 }
 
 /// Validate the package at `path` (mapped read-only); ptn-io-error when it cannot be mapped.
