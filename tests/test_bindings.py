@@ -511,3 +511,47 @@ def test_new_well_known_names_work_in_typescript(
     script = tmp_path / "new_names.mjs"
     script.write_text(TS_NEW_NAMES % {"index": (package / "dist/index.js").as_uri()})
     assert run([node, str(script)]) == NEW_NAMES_OUT
+
+
+PROGRAM_LAYOUT_CHECK = r"""
+#include <ptn/program_layout.hpp>
+#include <ptn/strict_json.hpp>
+
+#include <iostream>
+
+int main() {
+  const auto doc = ptn::json::parse(ptn::program::kProgramLayoutJson);
+  if (!doc) {
+    std::cout << doc.error().rule() << "\n";
+    return 1;
+  }
+  std::cout << ptn::program::kProgramLayoutJson.size() << " " << doc->node(0).count << "\n";
+}
+"""
+
+
+def test_program_description_reaches_cpp_as_data(cxx: list[str], tmp_path: Path) -> None:
+    """Once schema/program.layout.json exists (issue 25), the generator renders it into
+    generated/cpp/include/ptn/program_layout.hpp, which the C++ program stage parses with
+    its own strict JSON reader: any description, split into literals MSVC accepts."""
+    root = tmp_path / "repo"
+    shutil.copytree(REPO / "schema", root / "schema")
+    shutil.copytree(RUNTIME, root / "bindings", ignore=shutil.ignore_patterns("node_modules"))
+    shutil.copy(REPO / "spec.md", root / "spec.md")
+    assert "generated/cpp/include/ptn/program_layout.hpp" not in render_all(root)
+    tables = {
+        f"T{i}": {"fields": [{"name": f"f{k}", "slot": k} for k in range(40)]} for i in range(30)
+    }
+    description = json.dumps(
+        {"root": "T0", "tables": tables, "note": 'quotes " and \\ é'}, indent=1
+    )
+    (root / "schema" / "program.layout.json").write_text(description, encoding="utf-8")
+    outputs = render_all(root)
+    header = outputs["generated/cpp/include/ptn/program_layout.hpp"]
+    assert "DO NOT EDIT" in header.splitlines()[0] and len(description) > 16_000
+    write_all(outputs, root)
+    source = tmp_path / "layout.cpp"
+    source.write_text(PROGRAM_LAYOUT_CHECK, encoding="utf-8")
+    exe = compile_cpp(cxx, source, tmp_path / "layout", include=root / "generated/cpp/include")
+    size, members = run([str(exe)]).split()
+    assert int(size) == len(description.encode()) and int(members) == 3
