@@ -539,12 +539,10 @@ def test_program_description_reaches_cpp_as_data(cxx: list[str], tmp_path: Path)
     shutil.copytree(RUNTIME, root / "bindings", ignore=shutil.ignore_patterns("node_modules"))
     shutil.copy(REPO / "spec.md", root / "spec.md")
     assert "generated/cpp/include/ptn/program_layout.hpp" not in render_all(root)
-    tables = {
-        f"T{i}": {"fields": [{"name": f"f{k}", "slot": k} for k in range(40)]} for i in range(30)
-    }
-    description = json.dumps(
-        {"root": "T0", "tables": tables, "note": 'quotes " and \\ é'}, indent=1
-    )
+    fields = [{"name": f"f{k}", "slot": k} for k in range(40)]
+    tables = {f"T{i}": {"fields": fields} for i in range(30)}
+    note = 'quotes " and \\ and é'
+    description = json.dumps({"root": "T0", "tables": tables, "note": note}, ensure_ascii=False)
     (root / "schema" / "program.layout.json").write_text(description, encoding="utf-8")
     outputs = render_all(root)
     header = outputs["generated/cpp/include/ptn/program_layout.hpp"]
