@@ -25,7 +25,7 @@ if ! probe; then
   probe
 fi
 
-clang++ -std=c++17 -O1 -g -Wall -Wextra -Werror -fno-exceptions -fno-rtti \
+clang++ -std=c++17 -O1 -g1 -Wall -Wextra -Werror -fno-exceptions -fno-rtti \
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
   -I generated/cpp/include bindings/cpp/fuzz/fuzz_package.cpp -o "${work}/fuzz_package"
 

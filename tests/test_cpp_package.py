@@ -42,7 +42,7 @@ from tools.conformance.runners import CPP_DIR, run_python_packages
 REPO = Path(__file__).resolve().parent.parent
 SOURCES = REPO / "bindings" / "cpp"
 FLAGS = ("-std=c++17", "-Wall", "-Wextra", "-Werror", "-fno-exceptions", "-fno-rtti")
-SANITIZE = ("-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined")
+SANITIZE = ("-O1", "-g1", "-fno-omit-frame-pointer", "-fsanitize=address,undefined")
 SANITIZE += ("-fno-sanitize-recover=all",)
 PROGRAMS = {
     "conformance_runner": CPP_DIR / "conformance_runner.cpp",
