@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, is_hypothesis_test, settings
 
 from ptn.core import errors
 
@@ -50,12 +50,30 @@ WHOLE_SUITE = pytest.StashKey[bool]()
 LAST = "test_every_specified_rule_is_raised_by_some_test"
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--only-properties",
+        action="store_true",
+        help="Run only the hypothesis property tests (CI runs them once more under a random "
+        "seed: `pytest --only-properties --hypothesis-seed=N` replays a failure).",
+    )
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Run the spec-coverage test last, and note whether every test module was selected."""
+    if config.getoption("--only-properties"):
+        kept = [item for item in items if _is_property(item)]
+        config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+        items[:] = kept
     items.sort(key=lambda item: item.name == LAST)
     modules = {Path(str(item.fspath)).name for item in items}
     every = {p.name for p in Path(__file__).parent.glob("test_*.py")}
     config.stash[WHOLE_SUITE] = modules == every and not config.option.keyword
+
+
+def _is_property(item: pytest.Item) -> bool:
+    function = getattr(item, "function", None)
+    return function is not None and is_hypothesis_test(function)
 
 
 @pytest.fixture(scope="session")

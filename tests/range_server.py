@@ -7,7 +7,9 @@ those schemes, ``stall`` never answers in time, ``truncate`` sends half of each 
 ``lie-size`` reports a total twice the real one, ``shift`` sends the wrong bytes
 range, ``long`` declares a Content-Length past the range, ``changed`` gives each
 answer a new ETag (the file replaced while it is read), ``drip`` sends a byte every
-10 ms (each read is quick, the whole answer is not).
+10 ms (each read is quick, the whole answer is not), ``drip-headers`` sends its status
+line and then a header byte every 10 ms without end, ``flood-headers`` sends 100 header
+lines of 65,000 bytes.
 """
 
 from __future__ import annotations
@@ -73,6 +75,25 @@ class _Handler(BaseHTTPRequestHandler):
         }
         if variant in redirects:
             self._send(302, {"Location": redirects[variant], "Content-Length": "0"})
+            return
+        if variant == "drip-headers":
+            self.wfile.write(b"HTTP/1.1 206 Partial Content\r\nX-Drip: ")
+            while not self.store.release.wait(0.01):
+                try:
+                    self.wfile.write(b"a")
+                    self.wfile.flush()
+                except OSError:
+                    break
+            self.close_connection = True
+            return
+        if variant == "flood-headers":
+            try:
+                self.wfile.write(b"HTTP/1.1 206 Partial Content\r\n")
+                for i in range(100):
+                    self.wfile.write(b"X-%d: " % i + b"a" * 65_000 + b"\r\n")
+            except OSError:
+                pass
+            self.close_connection = True
             return
         if variant == "stall":
             self.store.release.wait(10)

@@ -332,6 +332,22 @@ def test_typescript_runtime_type_checks_as_source(node: str) -> None:
     run([node, str(tsc), "--noEmit", "-p", str(project)])
 
 
+# A table of object-literal keys (``const T: Record<string, X> = {...}``, or an untyped
+# ``= {`` literal indexed by a string): looked up with a name from a file, it answers
+# "__proto__", "constructor", "toString"... with what every object inherits.
+_PLAIN_TABLE = re.compile(r"const \w+: (?:Readonly<)?Record<string,[^=]*= \{")
+
+
+def test_typescript_tables_looked_up_by_name_are_maps() -> None:
+    sources = [*(RUNTIME / "typescript" / "src").glob("*.ts"), *(REPO / "web" / "src").glob("*.ts")]
+    offenders = [
+        f"{path.name}: {match.group(0)}"
+        for path in sources
+        for match in _PLAIN_TABLE.finditer(path.read_text(encoding="utf-8"))
+    ]
+    assert sources and not offenders, offenders
+
+
 def test_typescript_reads_typed_values(node: str, tmp_path: Path) -> None:
     script = tmp_path / "typed_reads.mjs"
     index = (TS_DIR / "dist" / "index.js").as_uri()

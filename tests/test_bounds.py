@@ -42,7 +42,7 @@ from ptn.metadata.document import Metadata
 from ptn.safetensors.aliases import read_aliases
 from ptn.safetensors.tensors import ITEMSIZE, plan_layout
 from ptn.testing import hostile
-from ptn.testing.fuzz import check, check_bytes, corpus, mutated
+from ptn.testing.fuzz import check, check_bytes, corpus, mutated, shaped
 from ptn_generated.rule_ids import SEVERITY
 
 SLOW = settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -374,6 +374,15 @@ def test_fuzz_harness_short_run(data: bytes) -> None:
     check_bytes(data)
 
 
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=shaped())
+def test_fuzz_harness_shapes_short_run(data: bytes) -> None:
+    """Long lists before a bad token, deep long names, prototype-named keys: any size."""
+    report = check_bytes(data)
+    for f in report.findings:  # a pointer is a path through the document, not every item
+        assert f.pointer is None or len(f.pointer) <= 2 * len(data), f  # before its value
+
+
 @pytest.mark.parametrize("name", sorted(hostile.seeds()))
 def test_every_hostile_seed_is_checked(name: str) -> None:
     report = check_bytes(hostile.seeds()[name])
@@ -407,13 +416,13 @@ def _tiny() -> Path:
 def test_validate_time_limit_interrupts_a_stage_in_the_main_thread(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import ptn.remote.validate
+    import ptn.remote.sparse
 
     def stuck(buf: object, deep: bool = False) -> Iterator[Finding]:
         time.sleep(30)
         yield from ()
 
-    monkeypatch.setattr(ptn.remote.validate, "iter_findings", stuck)
+    monkeypatch.setattr(ptn.remote.sparse, "sparse_stages", stuck)
     report = ptn.validate(_tiny(), time_limit=0.2)
     assert [f.rule for f in report.findings] == ["ptn-timeout"]
     assert signal.getsignal(signal.SIGALRM) == signal.SIG_DFL  # handler restored
@@ -422,14 +431,14 @@ def test_validate_time_limit_interrupts_a_stage_in_the_main_thread(
 def test_validate_time_limit_between_stages_in_another_thread(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import ptn.remote.validate
+    import ptn.remote.sparse
 
     def slow(buf: object, deep: bool = False) -> Iterator[Finding]:
         for i in range(100):
             time.sleep(0.02)
             yield Finding("zip-crc-mismatch", "error", None, None, f"#{i}")
 
-    monkeypatch.setattr(ptn.remote.validate, "iter_findings", slow)
+    monkeypatch.setattr(ptn.remote.sparse, "sparse_stages", slow)
     reports: list[ptn.Report] = []
     worker = threading.Thread(target=lambda: reports.append(ptn.validate(_tiny(), time_limit=0.1)))
     worker.start()

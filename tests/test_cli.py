@@ -156,7 +156,7 @@ def test_per_file_time_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
         time.sleep(30)
         yield from ()
 
-    monkeypatch.setattr("ptn.remote.validate.iter_findings", stuck)
+    monkeypatch.setattr("ptn.remote.sparse.sparse_stages", stuck)
     _, findings = runner.check_one(str(TINY), True, 0.2)
     assert [f.rule for f in findings] == ["ptn-timeout"]
 

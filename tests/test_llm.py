@@ -346,6 +346,62 @@ def test_a_field_of_the_wrong_type_is_invalid(change: dict[str, Any], pointer: s
     assert (caught.value.rule, caught.value.pointer) == ("llm-config-invalid", pointer)
 
 
+def test_the_layer_count_is_bounded_before_any_list_is_built() -> None:
+    """A 130-byte config once asked for lists of 10^9 entries (a MemoryError traceback;
+    10^8 took 151 s and 16.5 GB). The bound is checked before anything is built."""
+    import tracemalloc
+
+    from ptn.metadata.hf import MAX_LAYERS
+
+    for n in (10**9, MAX_LAYERS + 1):
+        tracemalloc.start()
+        try:
+            with pytest.raises(PtnError) as caught:
+                derive({**MISTRAL, "num_hidden_layers": n})
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert (caught.value.rule, caught.value.pointer) == (
+            "llm-config-invalid",
+            "/num_hidden_layers",
+        )
+        assert peak < 1 << 20
+    assert derive({**MISTRAL, "num_hidden_layers": MAX_LAYERS})["get_n_caches"] == MAX_LAYERS
+
+
+def _text_model(config: dict[str, Any]) -> Any:
+    """transformers' reading of a multimodal config: the text model's own config."""
+    transformers = transformers_module()
+    data = dict(config)
+    return transformers.AutoConfig.for_model(data.pop("model_type"), **data).get_text_config()
+
+
+def test_a_null_in_text_config_is_no_window_whatever_the_top_level_says() -> None:
+    """transformers builds the text model from text_config alone: its null sliding_window
+    is no window (a top-level 999 is not read), and an absent one is the class default."""
+    mistral = {k: v for k, v in MISTRAL.items() if k != "sliding_window"}
+    composite = {
+        "model_type": "mistral3",
+        "text_config": {**mistral, "sliding_window": None},
+        "sliding_window": 999,
+    }
+    assert _text_model(composite).sliding_window is None
+    assert derive(composite)["get_windows"] == [0] * 4
+    gemma = {"model_type": "gemma3", "text_config": {"num_hidden_layers": 4}, "sliding_window": 999}
+    assert _text_model(gemma).sliding_window == 4096  # the class default, not 999
+    assert derive(gemma)["get_windows"] == [4096] * 4
+    # Sliding layers (Gemma 3's pattern) with a null window: transformers cannot build their
+    # mask ("sliding_window ... is not set"); ptn says which fields disagree.
+    gemma["text_config"] = {"num_hidden_layers": 4, "sliding_window": None}
+    assert _text_model(gemma).sliding_window is None
+    with pytest.raises(PtnError) as caught:
+        derive(gemma)
+    assert (caught.value.rule, caught.value.pointer) == (
+        "llm-config-conflict",
+        "/text_config/sliding_window",
+    )
+
+
 def test_file_errors(tmp_path: Path) -> None:
     (tmp_path / "list.json").write_text("[1]")
     (tmp_path / "bad.json").write_text('{"a": 1,}')

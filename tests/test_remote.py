@@ -22,9 +22,11 @@ from range_server import Store, serve
 
 import ptn
 from ptn.cli.main import cli
+from ptn.package.sparse import FileSource
+from ptn.package.validate import iter_findings
 from ptn.remote import sources
 from ptn.remote.package import RemotePackage
-from ptn.remote.sparse import remote_findings
+from ptn.remote.sparse import remote_findings, sparse_findings
 from ptn.sources import TransferStats
 from ptn.testing import hostile
 from ptn.testing.fuzz import corpus, mutated
@@ -47,12 +49,21 @@ def _publish(name: str, data: bytes, where: Path) -> tuple[Path, str]:
 
 
 def _same_verdicts(path: Path, url: str) -> None:
+    """The stages over the whole file in memory (the reference) give the findings of the
+    URL and of the local file, each read only where the stages read."""
+    whole = memoryview(path.read_bytes())
     for deep in (False, True):
-        local = ptn.validate(path, deep=deep).findings
+        local = list(iter_findings(whole, deep))
+        assert ptn.validate(path, deep=deep).findings == local, (path, deep)
         assert ptn.validate(url, deep=deep).findings == local, (url, deep)
     # Deep mode runs the fast stages over the same fetched bytes, then the streamed checks.
     with remote_findings(url, True, fill=0xA5) as found:
         assert list(found) == local, ("poisoned", url)
+    with (
+        open(path, "rb") as f,
+        sparse_findings(FileSource(f.fileno(), str(path)), True, fill=0xA5) as found,
+    ):
+        assert list(found) == local, ("poisoned", path)
 
 
 @pytest.mark.parametrize("name", sorted(corpus()))
@@ -278,7 +289,8 @@ class _Claims:
 
 def test_claimed_sizes_past_the_cap_are_io_errors() -> None:
     from ptn.core.errors import PtnIOError
-    from ptn.remote.sparse import MAX_REMOTE_SIZE, SparseBuffer
+    from ptn.package.sparse import MAX_SPARSE_SIZE as MAX_REMOTE_SIZE
+    from ptn.package.sparse import SparseBuffer
 
     with pytest.raises(PtnIOError, match="at most"):
         SparseBuffer(_Claims(2**60))  # type: ignore[arg-type]

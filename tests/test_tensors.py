@@ -337,6 +337,15 @@ def test_rule(header: dict[str, Any], data: int, expected: list[Any]) -> None:
         tensor_view(image + bytes(data), start, info)
 
 
+def test_an_empty_key_is_named_as_such() -> None:
+    """The finding says the key is empty, not that the entry's fields are wrong."""
+    _, _, (finding,) = read_header(memoryview(craft({"": entry()}, bytes(8))))
+    assert (finding.rule, finding.pointer) == ("st-entry-invalid", "/")
+    assert "key is empty" in finding.message
+    _, _, (finding,) = read_header(memoryview(craft({"a": {"dtype": "F32"}})))
+    assert "key is empty" not in finding.message
+
+
 def test_no_unaligned_warning_for_bytes_or_empty() -> None:
     header = {
         "a": entry(dtype="U8", shape=[1], offsets=[0, 1]),

@@ -112,6 +112,27 @@ def _large(tmp: Path) -> Path:
     return out
 
 
+FLOATS = [-0.0, 1e21, 1e16, 9.5e15, 1e-05, 0.0001, 100.0, 0.1, -2.5e-07, 1.7976931348623157e308]
+
+
+def _floats(tmp: Path) -> Path:
+    """Floats whose text JavaScript writes otherwise than Python (-0.0, 1e+21...)."""
+    out = tmp / "float-texts.ptn"
+    ptn.save(out, PROGRAM, metadata={"x.floats": FLOATS, "x.neg_zero": -0.0, "x.big": 1e21})
+    return out
+
+
+ROWS = 200_000
+
+
+def _rows(tmp: Path) -> Path:
+    """A constants table of 200,000 rows: "show all" once overflowed the stack."""
+    out = tmp / "many-rows.ptn"
+    constants = {f"k{i:06d}": np.full((1,), i, np.int32) for i in range(ROWS)}
+    ptn.save(out, PROGRAM, constants=constants)
+    return out
+
+
 def _hostile(tmp: Path) -> Path:
     """Markup and a right-to-left override in a tensor key and a metadata string."""
     out = tmp / "hostile-names.ptn"
@@ -144,14 +165,17 @@ def driven(page: Path, chromium: str, tmp_path_factory: pytest.TempPathFactory) 
     tmp = tmp_path_factory.mktemp("web")
     packages = [VALID, INVALID, _flipped(tmp), _many(tmp, SHOWN_ROWS + 20), _hostile(tmp)]
     packages.append(_zipped(tmp))
+    packages.append(_floats(tmp))
     packages.append(_large(tmp))
+    rows = _rows(tmp)
     SHOTS.mkdir(parents=True, exist_ok=True)
-    args = [*map(str, packages[:-1]), f"url:{packages[-1]}"]  # the last one by its URL
+    # the last one by its URL; the table of 200,000 rows only counted
+    args = [*map(str, packages[:-1]), f"url:{packages[-1]}", f"rows:{rows}"]
     cmd = ["node", "test/drive.mjs", chromium, str(page), str(SHOTS), *args]
     proc = subprocess.run(cmd, cwd=WEB, capture_output=True, text=True, timeout=600, check=False)
     assert proc.returncode == 0, proc.stderr[-4000:]
     out = json.loads(proc.stdout)
-    out["paths"] = {p.name: p for p in packages}
+    out["paths"] = {p.name: p for p in [*packages, rows]}
     out["by_name"] = {r["package"]: r for r in out["results"]}
     return out
 
@@ -270,6 +294,24 @@ def test_long_tables_are_summarised_until_show_all(driven: dict[str, Any]) -> No
     ]
     assert [row[0] for row in shown["all"]["tensors"]] == [f"w{i:03d}" for i in range(total)]
     assert shown["all"]["summaries"] == []
+
+
+def test_show_all_of_200000_rows(driven: dict[str, Any]) -> None:
+    shown = driven["by_name"]["many-rows.ptn"]["rows"]
+    assert driven["errors"] == []  # once: RangeError: Maximum call stack size exceeded
+    assert shown == {"tensors": ROWS, "summaries": []}
+
+
+def test_floats_are_shown_as_ptn_inspect_prints_them(driven: dict[str, Any]) -> None:
+    """Once -0.0 as 0.0 and 1e21 as 1e+21.0 (JavaScript's number text, plus ".0")."""
+    shown = driven["by_name"]["float-texts.ptn"]["fast"]
+    values = {row[0]: row[2] for row in shown["metadata"]}
+    assert values == {
+        "x.big": json.dumps(1e21),
+        "x.floats": json.dumps(FLOATS),
+        "x.neg_zero": json.dumps(-0.0),
+    }
+    assert values["x.big"] == "1e+21" and values["x.neg_zero"] == "-0.0"
 
 
 def test_names_from_a_package_are_text_never_markup(driven: dict[str, Any]) -> None:

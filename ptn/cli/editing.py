@@ -81,11 +81,13 @@ def metadata_set(path: str, assignments: Sequence[str], from_json, output: str |
 
     The result is validated before anything is written; the rewrite is atomic.
     """
-    from ptn.json.strict import parse_json
+    from ptn.json.strict import MAX_JSON_BYTES, parse_json
 
     updates: dict[str, object] = {}
     if from_json is not None:
-        loaded = checked(from_json.name, lambda: parse_json(from_json.read()))
+        # One byte past the JSON size limit is enough to refuse it (json-too-large): a
+        # sparse 2 GiB file or /dev/zero is never read whole.
+        loaded = checked(from_json.name, lambda: parse_json(from_json.read(MAX_JSON_BYTES + 1)))
         if not isinstance(loaded, dict):
             raise UsageProblem("--from-json must hold a JSON object")
         updates.update(loaded)

@@ -7,7 +7,10 @@ and the work is in the library layers below.
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
+from typing import NoReturn
 
 import click
 
@@ -15,7 +18,30 @@ from ptn import SPEC_VERSION, __version__
 from ptn.cli import editing, reading, shipped
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Group(click.Group):
+    """The ``ptn`` group: an interrupt ends the process by its signal, after cleanup."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            # Here, inside click: its own handler would print "Aborted!" and exit 1, which
+            # callers read as "invalid". The command's cleanup (temporary files) has run.
+            die_by_signal(signal.SIGINT)
+
+
+def die_by_signal(signum: int) -> NoReturn:
+    """End the process by ``signum`` with its default action, so that the parent sees the
+    usual status (130 for SIGINT in a shell), as spec.md section 11 says."""
+    click.echo("interrupted", err=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+    sys.exit(128 + signum)  # where the signal cannot end the process (it is blocked)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, message=f"ptn %(version)s (spec {SPEC_VERSION})")
 def cli() -> None:
     """Validate, inspect, compare and edit .ptn model packages.
@@ -45,6 +71,5 @@ for command in (
 def main() -> None:
     try:
         cli(prog_name="ptn")
-    except KeyboardInterrupt:
-        click.echo("interrupted", err=True)
-        sys.exit(130)
+    except KeyboardInterrupt:  # outside a command (while arguments are parsed)
+        die_by_signal(signal.SIGINT)

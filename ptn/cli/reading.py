@@ -187,7 +187,12 @@ def diff(old: str, new: str, as_json: bool, values: bool) -> None:
                 click.echo(f"ptn diff: {label} ({safe(path)}) {what}", err=True)
         if len(opened) < 2:
             sys.exit(2)
-        info = compare(opened[0], opened[1], values=values, progress=progress).to_json()
+        try:
+            info = compare(opened[0], opened[1], values=values, progress=progress).to_json()
+        except PtnError as err:  # a file changed while it was compared (truncated, say)
+            click.echo(finding_line(f"{old} {new}", err.to_finding(), colour=False), err=True)
+            click.echo("ptn diff: the packages could not be compared", err=True)
+            sys.exit(2)
     click.echo(dumps_diff(info) if as_json else text_diff(info, colour=sys.stdout.isatty()))
     sys.exit(0 if info["equal"] else 1)
 

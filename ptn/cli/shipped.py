@@ -71,7 +71,8 @@ def bindings(language: str, directory: str, force: bool) -> None:
 
 
 def _holds(path: Path, data: bytes) -> bool:
-    return path.is_file() and path.read_bytes() == data
+    """Whether ``path`` already holds ``data`` (read only when the sizes agree)."""
+    return path.is_file() and path.stat().st_size == len(data) and path.read_bytes() == data
 
 
 @click.command()

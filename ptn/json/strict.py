@@ -149,42 +149,49 @@ def _scan(node: list[Any] | dict[str, Any], depth: int) -> PtnError | None:
     return None
 
 
-def _strings(node: Any) -> Iterator[tuple[str, str]]:
-    """Yield (pointer, string) for every name and string value, depth first.
+def _lone_surrogate_at(root: Any) -> str | None:
+    """The pointer of the first string holding a lone surrogate (names before values,
+    depth first), or None.
 
-    An explicit stack of flat iterators: nesting goes up to PARSE_DEPTH_CAP, deeper
-    than recursion (or a chain of nested generators) may go under the interpreter's
-    recursion limit.
+    An explicit stack of flat iterators: nesting goes up to PARSE_DEPTH_CAP, deeper than
+    recursion (or a chain of nested generators) may go under the interpreter's recursion
+    limit. The pointer's tokens are kept as a stack of references, and the pointer text
+    is built once, for the string reported: building it for every value made a list of
+    N items cost O(N^2) (each pointer carried the ones before it) and a deep chain of
+    long names O(depth x document) of memory.
     """
-    stack: list[Iterator[tuple[str, Any]]] = [iter((("", node),))]
+    stack: list[Iterator[tuple[Any, Any]]] = [iter(((None, root),))]
+    tokens: list[Any] = [None]  # tokens[k]: the token that reached stack[k]'s container
+    search = LONE_SURROGATE.search
     while stack:
-        for where, child in stack[-1]:
+        for token, child in stack[-1]:
             kind = type(child)
             if kind is str:
-                yield where, child
-            elif kind is dict:
-                stack.append(_entries(where, child))
-                break
-            elif kind is list:
-                stack.append((f"{where}/{i}", item) for i, item in enumerate(child))
+                if search(child) is not None:
+                    # tokens[1] reached the root (None): not part of any pointer
+                    where = tokens[2:] if token is None else [*tokens[2:], token]
+                    return pointer(*where)
+            elif kind is dict or kind is list:
+                stack.append(_entries(child) if kind is dict else enumerate(child))
+                tokens.append(token)
                 break
         else:
             stack.pop()
+            tokens.pop()
+    return None
 
 
-def _entries(where: str, obj: dict[str, Any]) -> Iterator[tuple[str, Any]]:
-    """Each name (a string at the object's own pointer), then its value."""
+def _entries(obj: dict[str, Any]) -> Iterator[tuple[str | None, Any]]:
+    """Each name (a string at the object's own pointer: token None), then its value."""
     for name, child in obj.items():
-        yield where, name
-        yield where + pointer(name), child
+        yield None, name
+        yield name, child
 
 
 def _check_surrogates(value: Any) -> None:
-    for where, text in _strings(value):
-        if LONE_SURROGATE.search(text):
-            raise PtnError(
-                "json-lone-surrogate", "string holds a lone surrogate escape", pointer=where
-            )
+    where = _lone_surrogate_at(value)
+    if where is not None:
+        raise PtnError("json-lone-surrogate", "string holds a lone surrogate escape", pointer=where)
 
 
 def _decode(decoder: json.JSONDecoder, text: str, cut: int | None = None) -> Any:
@@ -312,14 +319,18 @@ def _parse(
         # the hooks below accept as the same value. On any failure they decide, so every
         # rejection keeps its rule, pointer and message.
         raw = data if type(data) is bytes else view.tobytes()  # bytes: no copy (cost only)
+        # No string cache: faster at 1k and 100k names (by 40%), and no memory kept. But a
+        # document made mostly of short strings (a '"' in every three bytes) would be 17x
+        # its size in CPython (a two-character string is a 64-byte object, for 5 bytes of
+        # text), past spec section 10's 16x: jiter's cache shares the repeated ones.
+        cache = "all" if 3 * raw.count(b'"') >= len(raw) else "none"
         try:
-            # No string cache: faster here at 1k and 100k names, and no memory kept.
-            value = _jiter(raw, allow_inf_nan=False, cache_mode="none")
+            value = _jiter(raw, allow_inf_nan=False, cache_mode=cache)
             # Names and ':' do not add up only for duplicates or a ':' inside a string.
             if unique_names and raw.count(b":") != _name_count(value, raw.count(b"{")):
                 del value
                 value = _jiter(
-                    raw, allow_inf_nan=False, cache_mode="none", catch_duplicate_keys=True
+                    raw, allow_inf_nan=False, cache_mode=cache, catch_duplicate_keys=True
                 )
         except ValueError:
             value = None

@@ -110,6 +110,11 @@ _GEOMETRY = ("get_n_caches", "get_kv_heads", "get_head_dims", "get_windows")
 _LAYER_TYPES = {"full_attention": False, "sliding_attention": True}
 # A config with none of these fields (and no layer_types) has no sliding window to miss.
 _WORDS = ("window", "sliding", "chunk", "local")
+MAX_LAYERS = 1 << 16
+"""The most layers a config may claim. Four lists of one entry per layer are built from
+this one number, so a 130-byte config could ask for gigabytes (10^9 layers); published
+models have at most a few hundred."""
+_WHY_MAX_LAYERS = "the per-layer lists are built from it; models have a few hundred layers"
 _SHORT = 60
 
 
@@ -154,10 +159,12 @@ class _Config:
             pointer=self.pointer(key),
         )
 
-    def count(self, key: str, minimum: int = 1) -> int | None:
+    def count(self, key: str, minimum: int = 1, maximum: int | None = None) -> int | None:
         value = self.get(key)
         if value is not None and (type(value) is not int or value < minimum):
             raise self.invalid(key, f"an integer >= {minimum}")
+        if value is not None and maximum is not None and value > maximum:
+            raise self.invalid(key, f"at most {maximum} ({_WHY_MAX_LAYERS})")
         return value
 
     def counts(self, key: str, minimum: int) -> list[int] | None:
@@ -222,15 +229,29 @@ def _read(config: Mapping[str, Any] | str | os.PathLike[str]) -> Mapping[str, An
     return value
 
 
+# What a multimodal config keeps for generation at its top level, read there when its
+# text_config does not state it (gemma-3-4b-it's eos_token_id [1, 106]); model_type names
+# the family when text_config has none.
+_TOP_LEVEL = ("model_type", "bos_token_id", "eos_token_id")
+
+
 def _flatten(top: Mapping[str, Any]) -> tuple[dict[str, Any], set[str]]:
-    """A multimodal config's ``text_config`` over its top level (token ids often sit there)."""
+    """The fields of the language model, and those of them read from ``text_config``.
+
+    With a ``text_config``, the model's fields are that config's alone, as transformers'
+    ``get_text_config()`` holds them (docs/hf-config.md): an explicit null there is no
+    value, and an absent field takes the family's default, never the top level's value
+    (a top-level ``sliding_window`` is not read by the text model). Only ``_TOP_LEVEL``
+    comes from the top level, when the text config does not give it.
+    """
     text = top.get("text_config")
     if not isinstance(text, Mapping):
         return dict(top), set()
-    merged = {k: v for k, v in top.items() if not k.endswith("_config")}
-    nested = {k for k, v in text.items() if v is not None}
-    merged.update({k: text[k] for k in nested})
-    return merged, nested
+    merged = dict(text)
+    for key in _TOP_LEVEL:
+        if merged.get(key) is None and top.get(key) is not None:
+            merged[key] = top[key]
+    return merged, {k for k in merged if k in text and merged[k] is text[k]}
 
 
 def _layer_flags(cfg: _Config, n: int) -> list[bool] | None:
@@ -298,7 +319,7 @@ def _sliding_flags(cfg: _Config, family: Family | None, n: int) -> list[bool]:
 
 
 def _geometry(cfg: _Config, family: Family | None) -> dict[str, Any]:
-    n = cfg.count("num_hidden_layers")
+    n = cfg.count("num_hidden_layers", maximum=MAX_LAYERS)  # before any list is built
     if n is None:
         raise _Underived("no num_hidden_layers")
     heads = cfg.count("num_attention_heads")

@@ -117,25 +117,46 @@ class Identity:
 
 @dataclass
 class EditSource:
-    """A package opened for an edit: its locked descriptor and what it was when locked."""
+    """A package opened for an edit: its locked descriptor and what it was when locked.
+
+    ``path`` is the file read and replaced (a symlink's target); ``given`` the path the
+    caller named, which must still lead to it (a symlink retargeted meanwhile would
+    otherwise get the edit of a package it no longer names).
+    """
 
     path: Path
     fd: int
     identity: Identity
+    given: Path
 
     def check_unchanged(self) -> None:
-        """Raise ``ptn-concurrent-modification`` unless the path still names this file."""
-        try:
-            now = Identity.of(os.stat(self.path))
-        except FileNotFoundError:
-            now = None
-        if now != self.identity or Identity.of(os.fstat(self.fd)) != self.identity:
+        """Raise ``ptn-concurrent-modification`` unless the path (through any symlink)
+        still names this file, as it was."""
+        now: list[Identity | None] = []
+        for path in (self.path, self.given):
+            try:
+                now.append(Identity.of(os.stat(path)))
+            except OSError:
+                now.append(None)
+        now.append(Identity.of(os.fstat(self.fd)))
+        if any(identity != self.identity for identity in now):
             raise PtnError(
                 "ptn-concurrent-modification",
-                f"{os.fspath(self.path)!r} was replaced or modified by another program during "
-                "the edit; it was left as that program left it and nothing was written. "
-                "Run the edit again.",
+                f"{os.fspath(self.given)!r} was replaced, modified or retargeted by another "
+                "program during the edit; it was left as that program left it and nothing "
+                "was written. Run the edit again.",
             )
+
+    @contextlib.contextmanager
+    def changes_blamed(self) -> Iterator[None]:
+        """A failure while another program changed the file is that change's doing: a file
+        truncated under the edit makes the copy or the check fail, and the right verdict
+        is ``ptn-concurrent-modification``, not what the half-read file looked like."""
+        try:
+            yield
+        except Exception:
+            self.check_unchanged()
+            raise
 
 
 def _lock(fd: int, path: Path, timeout: float) -> None:
@@ -168,8 +189,8 @@ def edit_lock(
     file: open the new one and lock again, so concurrent edits serialise and
     each one starts from the result of the previous.
     """
-    target = resolve_target(path)
     while True:
+        target = resolve_target(path)  # again after a wait: a link may have moved
         fd = open_regular(target)
         try:
             _lock(fd, target, LOCK_TIMEOUT if timeout is None else timeout)
@@ -187,7 +208,7 @@ def edit_lock(
         if current is None:
             raise PtnIOError(f"{os.fspath(target)!r} was removed during the edit")
     try:
-        yield EditSource(target, fd, identity)
+        yield EditSource(target, fd, identity, Path(path))
     finally:
         os.close(fd)  # releases the lock
 

@@ -249,11 +249,13 @@ class _Reader:
 def _bytes_equal(
     old: Package, new: Package, owners: tuple[str, str], nbytes: int, reader: _Reader
 ) -> bool:
-    """Chunk by chunk over the mappings; stops at the first differing chunk."""
+    """Chunk by chunk, read from the files; stops at the first differing chunk."""
     step = max(1, CHUNK_BYTES)
     left = 2 * nbytes
     for x, y in zip(
-        old.constant_chunks(owners[0], step), new.constant_chunks(owners[1], step), strict=True
+        old.constant_chunks(owners[0], step, reuse=True),
+        new.constant_chunks(owners[1], step, reuse=True),
+        strict=True,
     ):
         reader.advance(2 * len(x))
         left -= 2 * len(x)
@@ -276,8 +278,8 @@ def _value_stats(
     new_dtype, new_size = DTYPES[new.tensor_info(owners[1]).dtype]
     worst, differing, nan_mismatches = 0.0, 0, 0
     for x, y in zip(
-        old.constant_chunks(owners[0], n * old_size),
-        new.constant_chunks(owners[1], n * new_size),
+        old.constant_chunks(owners[0], n * old_size, reuse=True),
+        new.constant_chunks(owners[1], n * new_size, reuse=True),
         strict=True,
     ):
         reader.advance(len(x) + len(y))

@@ -11,12 +11,12 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ptn.core.buffers import close_mapping, map_fd
 from ptn.core.errors import Finding, InvalidPackageError, PtnError
 from ptn.core.names import ALIASES, KNOWN, METADATA, PTG, SAFETENSORS
 from ptn.metadata.document import Metadata
 from ptn.package.atomic import EditSource, edit_lock, replace_file
 from ptn.package.read import Package
+from ptn.package.sparse import FileSource, SparseBuffer, fetch_for_stages
 from ptn.package.write import (
     CopiedData,
     MemberSource,
@@ -26,7 +26,8 @@ from ptn.package.write import (
     write_failed,
 )
 from ptn.zip import Member, read_members
-from ptn.zip.inflate import inflate
+from ptn.zip.decoy import DecoyScan, scans
+from ptn.zip.inflate import inflate_pieces
 from ptn.zip.writer import ZipWriter
 
 if TYPE_CHECKING:
@@ -58,7 +59,11 @@ def edit_metadata(
     other ptn processes wait for the lock, so none is lost. The new metadata may
     be a mapping, a ``Metadata`` or a ``ptn.PtnMetadata``.
     """
-    with edit_lock(path) as source, Package(source.path, strict=False, _fd=source.fd) as pkg:
+    with (
+        edit_lock(path) as source,
+        source.changes_blamed(),
+        Package(source.path, strict=False, _fd=source.fd) as pkg,
+    ):
         meta = metadata_to_write(change(metadata_to_edit(pkg)))
         members: list[MemberSource] = []
         for name in (PTG, SAFETENSORS, ALIASES):
@@ -131,7 +136,6 @@ Faults that make the content ambiguous (two readers would see different names or
 bytes: ``zip-header-mismatch``, ``zip-unicode-path-extra``, hidden or shared bytes)
 are not: choosing one reading silently is what a validator must never do.
 """
-_REPACK_CHUNK = 16 << 20
 
 
 def _repackable(findings: Iterable[Finding]) -> bool:
@@ -154,12 +158,13 @@ def repack(src: str | os.PathLike[str], dst: str | os.PathLike[str] | None = Non
     Without ``dst`` the package is rewritten in place, as a transaction like
     ``edit_metadata`` (lock, one descriptor, unchanged-file check, rename).
     """
-    with edit_lock(src) as source:
-        mm, buf = map_fd(source.fd, os.fspath(source.path))
-        if mm is None:
-            raise PtnError("zip-not-a-zip", "the file is empty; a package is a zip archive")
+    with edit_lock(src) as source, source.changes_blamed():
+        buf = SparseBuffer(FileSource(source.fd, os.fspath(source.path)))
         try:
-            members, findings = read_members(buf)
+            if not len(buf.view):
+                raise PtnError("zip-not-a-zip", "the file is empty; a package is a zip archive")
+            read = fetch_for_stages(buf, only=())
+            members, findings = read_members(buf.view) if read is None else read
             blocking = [f for f in findings if f.severity == "error" and f.rule not in REPACKABLE]
             if blocking:
                 raise InvalidPackageError(
@@ -192,15 +197,33 @@ def repack(src: str | os.PathLike[str], dst: str | os.PathLike[str] | None = Non
             with write_failed(out, "repacking"):
                 replace_file(out, write, before_rename=source.check_unchanged)
         finally:
-            close_mapping(buf, mm)
+            buf.close()
     return [f for f in findings if f.rule in REPACKABLE]
 
 
-def _content(buf: memoryview, member: Member) -> Iterator[bytes | memoryview]:
-    """The content of ``member`` in bounded pieces: its stored bytes, or them inflated."""
-    if member.fault == "zip-member-compressed":
-        yield from inflate(buf, member)
-        return
+def _content(buf: SparseBuffer, member: Member) -> Iterator[bytes | memoryview]:
+    """The content of ``member`` in bounded pieces, read as they are written (``pread``):
+    its stored bytes, or them inflated. Stored data behind a data descriptor is searched
+    for a decoy one as it passes: a reader that streams would end the member there."""
     end = member.data_offset + member.size
-    for at in range(member.data_offset, end, _REPACK_CHUNK):
-        yield buf[at : min(at + _REPACK_CHUNK, end)]
+    pieces = (piece for _, piece in buf.pieces(member.data_offset, end))
+    if member.fault == "zip-member-compressed":
+        return inflate_pieces(pieces, member)
+    return _without_decoy(pieces, member) if scans(member) else pieces
+
+
+def _without_decoy(
+    pieces: Iterator[bytes | memoryview], member: Member
+) -> Iterator[bytes | memoryview]:
+    scan = DecoyScan(member)
+    for piece in pieces:
+        scan.feed(piece)
+        yield piece
+    scan.finish()
+    found = scan.finding()
+    if found is not None:
+        raise InvalidPackageError(
+            [found],
+            f"{found.message} (two readers would read different members, so `ptn repack` "
+            "cannot choose one; nothing was written)",
+        )

@@ -1,9 +1,10 @@
 """``ptn.load`` and ``ptn.read_metadata``: whole packages in Python, for reading.
 
-Loading memory-maps the file and validates its structure (fast mode) first;
-constants are zero-copy numpy views created on first access, so resident
-memory grows only with what is touched. Writing (``save``, ``edit_metadata``)
-is ptn.package.write; its names are importable from here too.
+Loading validates the package's structure (fast mode) from what the stages read with
+``pread`` (ptn.package.sparse: a file truncated meanwhile is an I/O error, never
+SIGBUS), and memory-maps the file for the constants: they are zero-copy numpy views
+created on first access, so resident memory grows only with what is touched. Writing
+(``save``, ``edit_metadata``) is ptn.package.write; its names are importable from here too.
 """
 
 from __future__ import annotations
@@ -17,17 +18,18 @@ from typing import TYPE_CHECKING, Any
 
 from isal import isal_zlib
 
-from ptn.core.buffers import close_mapping, map_fd, map_file, open_regular, release_pages
+from ptn.core.buffers import close_mapping, map_fd, open_regular
 from ptn.core.errors import Finding, PtnError, Report, first_error
 from ptn.core.gcpause import gc_paused
 from ptn.core.names import METADATA, PTG, SAFETENSORS
 from ptn.json.strict import MAX_JSON_BYTES, parse_json
 from ptn.metadata.document import Metadata
-from ptn.package.validate import Parsed, broken_keys, check_package
+from ptn.package.sparse import FileSource, Source, SparseBuffer, check_sparse, fetch_for_stages
+from ptn.package.validate import Parsed, broken_keys
 from ptn.safetensors.aliases import resolve
 from ptn.safetensors.header import TensorInfo, entry_sizes
 from ptn.zip import Member, read_members
-from ptn.zip.inflate import inflate
+from ptn.zip.inflate import inflate_pieces
 
 if TYPE_CHECKING:
     import numpy as np
@@ -97,10 +99,10 @@ class Package:
     part (``program``, ``constant``, ``metadata``...) raises ``PtnError`` with
     the rule that broke it.
 
-    The file is mapped read-only for validation and for ``constants``; the open
-    descriptor is kept, so writable views (``constant(key, writable=True)``,
-    ``to_torch()``) map the very file that was validated, never a file put at
-    the same path since.
+    Validation, the program and the JSON members are read with ``pread`` (see the
+    module); the file is mapped read-only for ``constants``. The open descriptor is
+    kept, so writable views (``constant(key, writable=True)``, ``to_torch()``) map the
+    very file that was validated, never a file put at the same path since.
     """
 
     def __init__(
@@ -109,19 +111,20 @@ class Package:
         self.path = os.fspath(path)
         self.strict = strict
         self._mmap: mmap.mmap | None = None
-        self._cow: tuple[mmap.mmap, memoryview] | None = None
-        self._program: memoryview | None = None
+        self._ptg: Member | None = None
         self._st = memoryview(b"")
         self._fd = os.dup(_fd) if _fd is not None else open_regular(self.path)
         try:
-            self._open()
+            self._open(FileSource(self._fd, self.path))
         except BaseException:
             self.close()
             raise
 
-    def _open(self) -> None:
-        self._mmap, self._buf = map_fd(self._fd, self.path)  # an empty file: no mapping
-        self._adopt(*check_package(self._buf))
+    def _open(self, source: Source) -> None:
+        self._source = source
+        self._sparse = SparseBuffer(source)
+        self._buf = self._sparse.view  # what validation read, and what is read on demand
+        self._adopt(*check_sparse(self._sparse))
 
     def _adopt(self, findings: list[Finding], parsed: Parsed) -> None:
         """Keep what validation parsed (strict: raise its first error instead)."""
@@ -142,9 +145,14 @@ class Package:
         self.unreadable_keys: dict[str, Finding] = broken
         """Keys whose entry, alias entry or owner breaks a rule, each with the finding."""
         if PTG in self.members and PTG not in self.unreadable:
-            self._program = self._member_bytes(self._buf, PTG)
+            self._ptg = self.members[PTG]
         if SAFETENSORS not in self.unreadable:
-            self._st = self._member_bytes(self._buf, SAFETENSORS)
+            self._st = self._constants_view()
+
+    def _constants_view(self) -> memoryview:
+        """program.safetensors in the file's mapping, which constants view (zero-copy)."""
+        self._mmap, self._map = map_fd(self._fd, self.path)  # an empty file: no mapping
+        return self._member_bytes(self._map, SAFETENSORS)
 
     @property
     def constants(self) -> Constants:
@@ -171,13 +179,15 @@ class Package:
 
     @property
     def program(self) -> memoryview:
-        """The bytes of program.ptg (a view of the mapping); PtnError when unreadable."""
-        if self._program is None:
+        """The bytes of program.ptg (read when first asked for); PtnError when unreadable."""
+        m = self._ptg
+        if m is None:
             error = self._unreadable_error(PTG) or PtnError(
                 "ptn-missing-ptg", "program.ptg is missing; every package needs it", member=PTG
             )
             raise error
-        return self._program
+        self._sparse.need([(m.data_offset, m.data_offset + m.size)])
+        return self._buf[m.data_offset : m.data_offset + m.size]
 
     @property
     def metadata(self) -> Metadata | None:
@@ -222,7 +232,9 @@ class Package:
         """A deflated JSON member's content: bounded by the JSON size limit, CRC-checked."""
         if member.content_size > MAX_JSON_BYTES:
             raise _error_of(fault)
-        data = b"".join(inflate(self._buf, member))
+        end = member.data_offset + member.size
+        pieces = (piece for _, piece in self._sparse.pieces(member.data_offset, end))
+        data = b"".join(inflate_pieces(pieces, member))
         if isal_zlib.crc32(data) != member.crc32:
             raise PtnError(
                 "zip-crc-mismatch",
@@ -293,54 +305,55 @@ class Package:
         """``constant(key)``'s header facts and array, without the Constant (one per tensor
         of ``constants`` and ``to_torch``)."""
         info = self.tensor_info(key)
-        if writable and key != info.key:
-            return info, self._alias_view(info)
-        return info, tensor_view(self._member_array(writable), self._parsed.data_start, info)
+        if writable:
+            return info, self._writable_view(info)
+        return info, tensor_view(self._member_array(), self._parsed.data_start, info)
 
-    def _member_array(self, writable: bool) -> np.ndarray:
-        """program.safetensors as one uint8 array per mapping (the file's; the private
-        copy-on-write one), made on first use: every constant is a view of it, the
-        cheapest way numpy has to make 10^5 views that each hold the mapping."""
-        arrays = self.__dict__.setdefault("_member_arrays", {})
-        array = arrays.get(writable)
+    def _member_array(self) -> np.ndarray:
+        """program.safetensors as one uint8 array over the file's mapping, made on first
+        use: every read-only constant is a view of it, the cheapest way numpy has to make
+        10^5 views that each hold the mapping."""
+        array = self.__dict__.get("_member_array_")
         if array is None:
             import numpy as np
 
-            array = arrays[writable] = np.frombuffer(
-                self._cow_st() if writable else self._st, np.uint8
-            )
+            array = self.__dict__["_member_array_"] = np.frombuffer(self._st, np.uint8)
         return array
 
-    def constant_chunks(self, key: str, size: int) -> Iterator[memoryview]:
+    def constant_chunks(self, key: str, size: int, *, reuse: bool = False) -> Iterator[memoryview]:
         """The stored bytes of ``key`` (an alias: its owner's), ``size`` bytes at a time.
 
-        Without numpy, whatever the dtype or rank. Each chunk is a read-only view of
-        the mapping; once the next is asked for, the pages read so far are dropped
-        from this process's resident memory (they stay in the page cache), so
-        streaming a 10 GiB constant does not grow RSS by 10 GiB (``ptn.diff``).
+        Without numpy, whatever the dtype or rank. Each chunk is read when asked for
+        (``pread``, or from the server), so memory stays the chunks the caller keeps
+        however large the constant, and a file truncated meanwhile is ``ptn-io-error``,
+        never SIGBUS. ``reuse``: every chunk is read into one buffer of the package (no
+        allocation per chunk), so a chunk is valid only until the next one of any
+        constant of this package is asked for (``ptn.diff``).
         """
         if size < 1:
             raise ValueError(f"size must be a positive number of bytes, not {size!r}")
         info = self.tensor_info(key)
-        if self._mmap is None:
+        if self.__dict__.get("_closed"):
             raise ValueError("the package is closed")
         begin = self._parsed.members[SAFETENSORS].data_offset + self._parsed.data_start
-        return self._chunks(self._mmap, begin + info.begin, begin + info.end, size)
+        return self._chunks(begin + info.begin, begin + info.end, size, reuse)
 
-    def _chunks(self, mm: mmap.mmap, begin: int, end: int, size: int) -> Iterator[memoryview]:
+    def _chunks(self, begin: int, end: int, size: int, reuse: bool) -> Iterator[memoryview]:
+        read_into = getattr(self._source, "read_into", None) if reuse else None
+        buffer = self.__dict__.get("_chunk_buffer")
+        if read_into is not None and (buffer is None or len(buffer) < min(size, end - begin)):
+            buffer = self.__dict__["_chunk_buffer"] = memoryview(bytearray(size))
         for at in range(begin, end, size):
-            yield self._buf[at : min(at + size, end)]
-            release_pages(mm, at, min(size, end - at))
+            n = min(size, end - at)
+            if buffer is None or read_into is None:
+                yield memoryview(self._source.read(at, n))
+            else:
+                read_into(buffer[:n], at)
+                yield buffer[:n]
 
-    def _cow_st(self) -> memoryview:
-        if self._cow is None:
-            mm, view = map_fd(self._fd, self.path, copy=True)
-            assert mm is not None  # the file was not empty when it was validated
-            self._cow = (mm, view)
-        return self._member_bytes(self._cow[1], SAFETENSORS)
-
-    def _alias_view(self, info: TensorInfo) -> np.ndarray:
-        """A copy-on-write view of ``info``'s bytes in a mapping of their pages only."""
+    def _writable_view(self, info: TensorInfo) -> np.ndarray:
+        """A copy-on-write view of ``info``'s bytes in a fresh mapping of their pages: each
+        call gets its own, so no view ever shows another's writes."""
         start = self._parsed.members[SAFETENSORS].data_offset + self._parsed.data_start
         begin, end = start + info.begin, start + info.end
         first_page = begin - begin % mmap.ALLOCATIONGRANULARITY
@@ -358,15 +371,30 @@ class Package:
     def to_torch(self) -> dict[str, Any]:
         """Every constant as a writable torch tensor, zero-copy until written (needs torch).
 
-        Tensors view a private copy-on-write mapping of the package: an
-        in-place write (``add_``, an optimizer step) copies only the pages it
-        touches, and never reaches the file or another tensor.
+        Tensors view a private copy-on-write mapping of the package, a fresh one per
+        call (aliases one each): an in-place write (``add_``, an optimizer step) copies
+        only the pages it touches, and never reaches the file, another tensor, or the
+        tensors of another call.
         """
         # numpy and ml_dtypes come with it: imported when tensors are asked for (start-up cost)
+        import numpy as np
+
         from ptn.safetensors.frameworks import to_torch
 
+        copy = None
+        if self._mmap is not None:  # one mapping for the call: its tensors' bytes are disjoint
+            _, whole = map_fd(self._fd, self.path, copy=True)
+            copy = np.frombuffer(self._member_bytes(whole, SAFETENSORS), np.uint8)
         with gc_paused():
-            return {key: to_torch(self._array(key, writable=True)[1]) for key in self.keys()}
+            out = {}
+            for key in self.keys():
+                info = self.tensor_info(key)
+                if key != info.key or copy is None:  # an alias: a mapping of its own
+                    array = self._array(key, writable=True)[1]
+                else:
+                    array = tensor_view(copy, self._parsed.data_start, info)
+                out[key] = to_torch(array)
+            return out
 
     def _metadata(self) -> Metadata:
         metadata = self.metadata
@@ -401,18 +429,18 @@ class Package:
         return self._metadata().metadata_bools(name)
 
     def close(self) -> None:
-        """Release the mappings; arrays still referenced keep them alive until they go."""
-        self.__dict__.pop("_member_arrays", None)
-        for view in (self.__dict__.get("_program"), self.__dict__.get("_st")):
-            if isinstance(view, memoryview):
-                view.release()
-        if self._mmap is not None:
-            close_mapping(self._buf, self._mmap)
+        """Release the buffers; arrays still referenced keep the mapping alive until they go."""
+        self._closed = True
+        self.__dict__.pop("_member_array_", None)
+        st = self.__dict__.get("_st")
+        if isinstance(st, memoryview):
+            st.release()
+        if self.__dict__.get("_mmap") is not None:
+            close_mapping(self._map, self._mmap)  # type: ignore[arg-type]
             self._mmap = None
-        if self._cow is not None:
-            close_mapping(self._cow[1], self._cow[0])
-            self._cow = None
-        if self._fd >= 0:
+        if "_sparse" in self.__dict__:
+            self._sparse.close()
+        if self.__dict__.get("_fd", -1) >= 0:
             os.close(self._fd)
             self._fd = -1
 
@@ -449,19 +477,23 @@ def _error_of(finding: Finding) -> PtnError:
 def read_metadata(path: str | os.PathLike[str]) -> Metadata | None:
     """Only the metadata (None when the package has none).
 
-    Reads the zip directory and the metadata member, nothing else; a container
-    error is raised as the first ``zip-*`` error, a bad member as its own rule.
+    Reads the zip directory and the metadata member, nothing else (with ``pread``); a
+    container error is raised as the first ``zip-*`` error, a bad member as its own rule.
     """
-    mm, buf = map_file(path)
+    fd = open_regular(path)
     try:
-        members, findings = read_members(buf)
-        error = first_error(findings)
-        if error is not None:
-            raise error
-        member = next((m for m in members if m.name == METADATA), None)
-        if member is None:
-            return None
-        return Metadata.parse(buf[member.data_offset : member.data_offset + member.size])
+        buf = SparseBuffer(FileSource(fd, os.fspath(path)))
+        try:
+            read = fetch_for_stages(buf, only=(METADATA,))
+            members, findings = read_members(buf.view) if read is None else read
+            error = first_error(findings)
+            if error is not None:
+                raise error
+            member = next((m for m in members if m.name == METADATA), None)
+            if member is None:
+                return None
+            return Metadata.parse(buf.view[member.data_offset : member.data_offset + member.size])
+        finally:
+            buf.close()
     finally:
-        if mm is not None:
-            close_mapping(buf, mm)
+        os.close(fd)

@@ -20,6 +20,7 @@ from ptn.program.envelope import ptg_findings
 from ptn.safetensors.aliases import read_aliases
 from ptn.safetensors.header import TensorInfo, bool_findings, read_header
 from ptn.zip import Member, check_crc, read_members
+from ptn.zip.decoy import decoy_finding, scans
 
 
 @dataclass(frozen=True)
@@ -49,31 +50,39 @@ def iter_findings(buf: memoryview, deep: bool = False) -> Iterator[Finding]:
     return within_budget(_stages(buf, deep))
 
 
-def check_package(buf: memoryview, deep: bool = False) -> tuple[list[Finding], Parsed]:
+def check_package(
+    buf: memoryview, deep: bool = False, *, read: ZipRead | None = None
+) -> tuple[list[Finding], Parsed]:
     """Every finding (within the budget), and what was parsed on the way.
 
     The budget sees the findings as they come, so memory stays bounded whatever
-    the file holds; the stages' return value is caught on the way out.
+    the file holds; the stages' return value is caught on the way out. ``read``: what
+    ``read_members(buf)`` returns, when the caller has it already.
     """
     parsed: list[Parsed] = []
 
     def stages() -> Iterator[Finding]:
-        parsed.append((yield from _stages(buf, deep)))
+        parsed.append((yield from _stages(buf, deep, read=read)))
 
     findings = list(within_budget(stages()))
     return findings, parsed[0]
 
 
+ZipRead = tuple[list[Member], list[Finding]]
+"""What ``read_members`` returns: the members, and the container's findings."""
+
+
 def _stages(
-    buf: memoryview, deep: bool, whole: bool | None = None
+    buf: memoryview, deep: bool, whole: bool | None = None, read: ZipRead | None = None
 ) -> Generator[Finding, None, Parsed]:
     """Yield the findings of each layer in order; return what was parsed.
 
     ``whole`` (default: ``deep``): every tensor entry will be read (the BOOL data check),
-    so the header's entries are kept from its one parse (``read_header``).
+    so the header's entries are kept from its one parse (``read_header``). ``read``:
+    ``read_members(buf)``'s result, when the caller read the container already.
     """
     try:
-        members, found = read_members(buf)
+        members, found = read_members(buf) if read is None else read
     except PtnError as err:
         yield err.to_finding()
         return Parsed()
@@ -153,7 +162,8 @@ def broken_keys(findings: Iterable[Finding]) -> dict[str, Finding]:
 
 
 def _crc_findings(buf: memoryview, members: list[Member]) -> Iterator[Finding]:
-    """CRC-32 of each member, reading every byte of the file at most once.
+    """CRC-32 of each member, reading every byte of the file at most once, and a decoy
+    descriptor in the data of a member with one (ptn.zip.decoy).
 
     Entries that share or overlap data are already errors; checking each of
     them would let 10^5 entries over one large member cost 10^5 full reads.
@@ -163,6 +173,10 @@ def _crc_findings(buf: memoryview, members: list[Member]) -> Iterator[Finding]:
         finding = check_crc(buf, member)
         if finding is not None:
             yield finding
+        if scans(member) and (finding is None or finding.rule == "zip-crc-mismatch"):
+            decoy = decoy_finding(_member_view(buf, member), member)
+            if decoy is not None:
+                yield decoy
 
 
 def crc_targets(members: list[Member]) -> Iterator[Member]:

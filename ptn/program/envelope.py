@@ -8,7 +8,7 @@ from ptn.core.errors import Finding
 from ptn.core.names import PTG
 
 PTG_IDENTIFIER = b"NPTG"
-PTG_MAX_BYTES = 1 << 30  # the reference runtime's cap
+PTG_MAX_BYTES = 1 << 30  # the proposed ExecuTorch C++ loader's cap (spec 1.1)
 
 
 def ptg_findings(data: memoryview) -> list[Finding]:
@@ -54,7 +54,7 @@ def ptg_findings(data: memoryview) -> list[Finding]:
                 "warning",
                 PTG,
                 None,
-                f"program.ptg has {size} bytes; the reference runtime refuses "
+                f"program.ptg has {size} bytes; the proposed ExecuTorch C++ loader refuses "
                 f"programs over {PTG_MAX_BYTES}",
             )
         )

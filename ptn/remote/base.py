@@ -15,11 +15,6 @@ from ptn.core.errors import PtnIOError
 
 CONNECT_TIMEOUT = 10.0
 READ_TIMEOUT = 30.0
-STREAM_CHUNK = 1 << 20
-"""Deep mode streams members in pieces of this size: memory stays bounded whatever the size."""
-TAIL = 4096
-"""A source reads this much of the end of the file when opened: the end records, and
-usually the whole directory and the small JSON members."""
 
 HTTP = ("http", "https")
 

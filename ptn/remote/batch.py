@@ -69,7 +69,7 @@ def run_urls(
 
 
 def validate_many(
-    targets: Iterable[str | os.PathLike[str]],
+    targets: Iterable[str | bytes | os.PathLike[str] | os.PathLike[bytes]],
     output: str | os.PathLike[str] | IO[str],
     *,
     engine: Literal["local", "dask"] = "local",
@@ -91,7 +91,8 @@ def validate_many(
         raise ValueError(f"validate_many: engine must be 'local' or 'dask', not {engine!r}")
     if batch_size < 1:
         raise ValueError(f"validate_many: batch_size must be at least 1, not {batch_size!r}")
-    batches = _batches((os.fspath(t) for t in targets), batch_size)
+    # fsdecode: bytes paths (os.listdir(b".")) are paths too; the records need text
+    batches = _batches((os.fsdecode(t) for t in targets), batch_size)
     lines = (
         _on_dask(batches, deep, time_limit, client)
         if engine == "dask"

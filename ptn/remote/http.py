@@ -2,23 +2,30 @@
 
 Redirects are followed here, by hand, so that their number is capped and none leaves
 http(s); the connect and read timeouts are separate; each answer is checked against
-the range asked for before its body is read, and never read past it.
+the range asked for before its body is read, and never read past it. Every socket
+wait (connect, sending, each receive of the status line, headers and body) lasts at
+most until the caller's deadline, and an answer may take at most ``HEADER_BUDGET``
+bytes before its body: a server dripping headers, or sending a hundred 64 KiB lines,
+holds a check neither longer than its time limit nor for more than that many bytes.
 """
 
 from __future__ import annotations
 
+import functools
 import http.client
+import io
 import re
+import socket
 import ssl
 import threading
+import time
 from collections.abc import Iterator
 from urllib.parse import urljoin, urlsplit
 
 from ptn import __version__
+from ptn.package.sparse import STREAM_CHUNK, TAIL
 from ptn.remote.base import (
     HTTP,
-    STREAM_CHUNK,
-    TAIL,
     OutOfTime,
     TransferStats,
     check_deadline,
@@ -27,6 +34,9 @@ from ptn.remote.base import (
 )
 
 MAX_REDIRECTS = 5
+HEADER_BUDGET = 64 << 10
+"""Bytes read from an answer before its body starts (status line, headers, and what the
+buffer reads ahead of the body): real answers to a range request take a few hundred."""
 _PART = 64 << 10  # body reads between two looks at the deadline
 _THREAD = threading.local()
 
@@ -38,6 +48,64 @@ def _idle() -> dict[tuple[str, str], http.client.HTTPConnection]:
         _THREAD.idle = {}
     idle: dict[tuple[str, str], http.client.HTTPConnection] = _THREAD.idle
     return idle
+
+
+class _Wire(io.RawIOBase):
+    """The socket as an answer reads it (over the socket's own ``makefile`` reader, which
+    keeps it open while the answer is read): before each receive, the socket's timeout is
+    set to what is left before the deadline (at most the read timeout); bytes before the
+    body count against ``HEADER_BUDGET``."""
+
+    def __init__(self, raw: io.RawIOBase, sock: socket.socket, source: HttpSource) -> None:
+        self._raw = raw
+        self._sock = sock
+        self._source = source
+        self.header_left: int | None = HEADER_BUDGET
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: memoryview | bytearray) -> int:  # type: ignore[override]
+        self._source.arm(self._sock)
+        try:
+            n = self._raw.readinto(b) or 0
+        except TimeoutError:
+            check_deadline(self._source.deadline)  # the deadline, not the server, ran out
+            raise
+        if self.header_left is not None:
+            self.header_left -= n
+            if self.header_left < 0:
+                raise io_error(
+                    self._source.name,
+                    f"the server sent more than {HEADER_BUDGET} bytes before the body of "
+                    "an answer (status line and headers)",
+                )
+        return n
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+class _Answer(http.client.HTTPResponse):
+    """An ``HTTPResponse`` that reads through a ``_Wire``."""
+
+    def __init__(
+        self,
+        sock: socket.socket,
+        debuglevel: int = 0,
+        method: str | None = None,
+        url: str | None = None,
+        *,
+        source: HttpSource,
+    ) -> None:
+        super().__init__(sock, debuglevel, method, url)
+        self._wire = _Wire(self.fp.detach(), sock, source)  # type: ignore[arg-type]
+        self.fp = io.BufferedReader(self._wire)
+
+    def begin(self) -> None:
+        super().begin()
+        self._wire.header_left = None  # the body: bounded by the range, not the budget
 
 
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)\s*$")
@@ -90,7 +158,6 @@ class HttpSource:
         key = (parts.scheme, parts.netloc)
         idle = _idle().pop(key, None)
         if idle is not None and idle.sock is not None:  # left by a package of this server
-            idle.sock.settimeout(self._read_timeout)
             self._conn, self._conn_key, self._reused = idle, key, True
             return idle
         try:
@@ -99,22 +166,33 @@ class HttpSource:
             raise io_error(self.name, f"bad port in {url!r}") from None
         host = parts.hostname or ""
         conn: http.client.HTTPConnection
+        timeout = min(self._connect_timeout, self._time_left())  # the TLS handshake too
         if parts.scheme == "https":
             context = ssl.create_default_context()
-            conn = http.client.HTTPSConnection(
-                host, port, timeout=self._connect_timeout, context=context
-            )
+            conn = http.client.HTTPSConnection(host, port, timeout=timeout, context=context)
         else:
-            conn = http.client.HTTPConnection(host, port, timeout=self._connect_timeout)
+            conn = http.client.HTTPConnection(host, port, timeout=timeout)
         try:
             conn.connect()
+        except TimeoutError:
+            conn.close()
+            check_deadline(self.deadline)
+            raise io_error(self.name, f"cannot connect to {host}: timed out") from None
         except (OSError, http.client.HTTPException) as exc:
             conn.close()
             raise io_error(self.name, f"cannot connect to {host}: {exc}") from None
-        assert conn.sock is not None
-        conn.sock.settimeout(self._read_timeout)  # connect and read time out separately
         self._conn, self._conn_key, self._reused = conn, (parts.scheme, parts.netloc), False
         return conn
+
+    def _time_left(self) -> float:
+        """Seconds left before the deadline (``OutOfTime`` when none are), or infinity."""
+        check_deadline(self.deadline)
+        return float("inf") if self.deadline is None else self.deadline - time.monotonic()
+
+    def arm(self, sock: socket.socket) -> None:
+        """Let the next wait on ``sock`` last at most the read timeout, and never past the
+        deadline (connect and read time out separately)."""
+        sock.settimeout(max(1e-3, min(self._read_timeout, self._time_left())))
 
     def _request(self, url: str, first: int | None, last: int) -> http.client.HTTPResponse:
         """Send one GET for ``bytes=first-last`` (``first`` None: the last ``last`` bytes)."""
@@ -132,7 +210,10 @@ class HttpSource:
         for attempt in range(2):  # a kept-alive connection the server closed: one retry
             conn = self._connection(url)
             reused, self._reused = self._reused, True
+            conn.response_class = functools.partial(_Answer, source=self)  # type: ignore[assignment]
             try:
+                assert conn.sock is not None
+                self.arm(conn.sock)  # sending waits no longer than reading
                 conn.request("GET", target, headers=headers)
                 self.stats.requests += 1
                 self._last = conn.getresponse()
@@ -145,6 +226,9 @@ class HttpSource:
                 if attempt == 0 and reused:
                     continue
                 raise io_error(self.name, f"request failed: {exc}") from None
+            except BaseException:  # the header budget, the deadline, an interrupt
+                self._drop()
+                raise
         raise AssertionError("unreachable")
 
     def _drop(self) -> None:

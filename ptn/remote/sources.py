@@ -21,12 +21,11 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
+from ptn.package.sparse import STREAM_CHUNK, TAIL
 from ptn.remote.base import (
     CONNECT_TIMEOUT,
     HTTP,
     READ_TIMEOUT,
-    STREAM_CHUNK,
-    TAIL,
     ByteSource,
     TransferStats,
     check_deadline,

@@ -1,11 +1,13 @@
 """``ptn.validate``: one entry for a local path or a URL, under an optional time limit.
 
-It sits in the remote layer because a URL is read through ``ptn.remote.sparse``; a local
-file is mapped and checked by ``ptn.package.validate``. Either way the stages are the same.
+It sits in the remote layer because both are read through ``ptn.remote.sparse``: the
+bytes each stage reads, fetched from the server or read from the file with ``pread``
+(never a mapping, which a truncation would turn into SIGBUS), then the same stages.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import threading
@@ -13,11 +15,12 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from ptn.core.buffers import mapped
+from ptn.core.buffers import open_regular
 from ptn.core.errors import Finding, PtnError, Report
-from ptn.package.validate import iter_findings
+from ptn.package.sparse import FileSource
 from ptn.remote.base import OutOfTime, TransferStats
 from ptn.remote.sources import is_url
+from ptn.remote.sparse import remote_findings, sparse_findings
 
 
 class _Timeout(BaseException):
@@ -34,37 +37,90 @@ def _on_alarm(signum: int, frame: object) -> None:
 
 @contextmanager
 def _alarm(seconds: float | None) -> Iterator[None]:
-    """SIGALRM after ``seconds`` when this is the main thread (the only one signals reach)."""
-    if seconds is None or threading.current_thread() is not threading.main_thread():
+    """Raise ``_Timeout`` in this thread after ``seconds``, wherever it is.
+
+    In the main thread, a SIGALRM timer (it also interrupts a blocking system call).
+    Signals reach only the main thread, so in any other (a ``-j`` thread, a Dask task) a
+    watchdog thread raises it asynchronously at this thread's next bytecode; a C call
+    already running finishes first (spec.md section 10 bounds each), and a socket wait
+    is bounded by the same deadline in ptn.remote.http.
+    """
+    if seconds is None:
         yield
         return
-    previous = signal.signal(signal.SIGALRM, _on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGALRM, _on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        try:
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+        return
+    watchdog = _Watchdog(threading.get_ident(), seconds)
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        watchdog.stop()
+
+
+class _Watchdog:
+    """After ``seconds``, raises ``_Timeout`` in the thread ``ident`` unless stopped first.
+
+    ``stop`` also withdraws an exception set but not yet raised, so none can surface in
+    the caller's code after the check returned.
+    """
+
+    def __init__(self, ident: int, seconds: float) -> None:
+        self._ident = ident
+        self._lock = threading.Lock()
+        self._armed = True
+        self._fired = False
+        self._timer = threading.Timer(seconds, self._fire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _fire(self) -> None:
+        with self._lock:
+            if self._armed:
+                self._fired = _set_async_exc(self._ident, _Timeout)
+
+    def stop(self) -> None:
+        self._timer.cancel()
+        with self._lock:
+            self._armed = False
+            if self._fired:
+                _set_async_exc(self._ident, None)
+
+
+def _set_async_exc(ident: int, exc: type[BaseException] | None) -> bool:
+    """``PyThreadState_SetAsyncExc``: ``exc`` raised in thread ``ident`` (None withdraws it)."""
+    done = ctypes.pythonapi.PyThreadState_SetAsyncExc(
+        ctypes.c_ulong(ident), ctypes.py_object(exc) if exc is not None else None
+    )
+    return bool(done)
 
 
 @contextmanager
 def _findings(
-    path: str | os.PathLike[str], deep: bool, stats: TransferStats | None, deadline: float | None
+    path: str, deep: bool, stats: TransferStats | None, deadline: float | None
 ) -> Iterator[Iterator[Finding]]:
-    """The findings of a local file (mapped) or of a URL (``ptn.remote.sparse``)."""
+    """The findings of a local file or of a URL, both read (never mapped) as the checks
+    need them (``ptn.remote.sparse``): a file truncated meanwhile is an I/O error."""
     if is_url(path):
-        # The remote reader only for a URL: validating local files never loads it (start-up).
-        from ptn.remote.sparse import remote_findings
-
-        with remote_findings(str(path), deep, stats=stats, deadline=deadline) as found:
+        with remote_findings(path, deep, stats=stats, deadline=deadline) as found:
             yield found
-    else:
-        with mapped(path) as buf:
-            yield iter_findings(buf, deep)
+        return
+    fd = open_regular(path)
+    try:
+        with sparse_findings(FileSource(fd, path), deep) as found:
+            yield found
+    finally:
+        os.close(fd)
 
 
 def validate(
-    path: str | os.PathLike[str],
+    path: str | bytes | os.PathLike[str] | os.PathLike[bytes],
     deep: bool | None = None,
     *,
     fast: bool = False,
@@ -81,10 +137,12 @@ def validate(
     I/O problems are reported as a ``ptn-io-error`` finding.
 
     ``time_limit`` (seconds) stops the check and reports ``ptn-timeout`` with
-    the findings so far. In the main thread a SIGALRM timer interrupts any
-    stage (it replaces a SIGALRM handler for the duration); in other threads
-    the limit is checked between stages only. Costs are bounded without it
-    (spec.md section 10): the limit is for callers with a budget of their own.
+    the findings so far. It is one deadline for every wait: in the main thread a
+    SIGALRM timer interrupts any stage (it replaces a SIGALRM handler for the
+    duration), in other threads (``-j``, Dask) a watchdog raises in the thread
+    itself, and each connect, header and body read of a URL waits at most until
+    it. Costs are bounded without it (spec.md section 10): the limit is for
+    callers with a budget of their own.
 
     ``path`` may be a URL: ``https://``/``http://`` (range requests), or any protocol of
     an installed fsspec plugin (``s3://``, ``gs://``, ``hf://``; ``ptn-tools[remote]``).
@@ -97,7 +155,8 @@ def validate(
         raise ValueError(
             f"validate: time_limit must be a positive number of seconds, not {time_limit!r}"
         )
-    report = Report(os.fspath(path))
+    path = os.fsdecode(path)  # a bytes path too; the report names it as text
+    report = Report(path)
     deadline = None if time_limit is None else time.monotonic() + time_limit
     try:
         deep = not fast and deep is not False

@@ -376,11 +376,12 @@ def _checked_entries(
         else:
             spans.append((offs[0], offs[1], key))
         if key == "" or type(entry) is not dict or set(entry) != _ENTRY_FIELDS:
-            findings.append(
-                _err(
-                    "st-entry-invalid", here, "entry must be an object of dtype/shape/data_offsets"
-                )
+            problem = (
+                "the tensor key is empty; every key must name its tensor"
+                if key == ""
+                else "entry must be an object of dtype/shape/data_offsets"
             )
+            findings.append(_err("st-entry-invalid", here, problem))
             continue
         ok = True
         dtype = entry["dtype"]
@@ -391,7 +392,11 @@ def _checked_entries(
             ok = False
         elif dtype == "C64":
             findings.append(
-                _warn("st-complex64", here + "/dtype", "C64: the reference reader rejects it")
+                _warn(
+                    "st-complex64",
+                    here + "/dtype",
+                    "C64: the proposed ExecuTorch C++ loader rejects it",
+                )
             )
         problem = _shape_problem(
             entry["shape"], ITEMSIZE.get(dtype, 1) if type(dtype) is str else 1

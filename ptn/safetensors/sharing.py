@@ -2,7 +2,7 @@
 
 A mutable buffer (a KV cache) is state the runtime writes. Two keys whose
 arrays share memory are one state in the exporter's process; written as two
-buffers they would silently become two. The reference writer refuses this
+buffers they would silently become two. ExecuTorch 1.5.1's write_ptn refuses this
 (an export bug), and so does ``ptn.save`` (rule ``st-mutable-shares-memory``).
 Immutable constants may share freely: equal ones are deduplicated by content.
 

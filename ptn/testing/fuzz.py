@@ -2,7 +2,8 @@
 
 The corpus is a few valid packages of different shapes plus the hostile files of
 ``ptn.testing.hostile``; ``mutated()`` flips, cuts, inserts, duplicates and overwrites
-bytes, preferring the places where zip fields and member data start. ``check`` is the
+bytes, preferring the places where zip fields and member data start; ``shaped()``
+builds the shapes that once cost too much or crashed a binding, at random sizes. ``check`` is the
 property: ``validate`` returns a Report and never raises; ``load`` raises ``PtnError``
 (a rule fast validation also reports) or gives a Package whose program, every constant
 and the metadata read without any other exception; ``load(strict=False)`` opens any
@@ -232,6 +233,56 @@ def mutated(draw: Any, seeds: Callable[[], dict[str, bytes]] = corpus) -> bytes:
     return bytes(data)
 
 
+# -- shapes that once cost too much or crashed a binding (issue 26) -----------------------
+
+BAD_TOKENS = [b'"\\ud800"', b'"\\udc00x"', b"NaN", b"1e400", b"[1,]", b"01", b"{}{}", b'"\x01"']
+JSON_MEMBERS = ("metadata.json", "aliases.json", "program.safetensors")
+
+
+def _in_member(member: str, document: bytes) -> bytes:
+    """``document`` as ``member``'s JSON (the safetensors header, for program.safetensors)."""
+    if member == "program.safetensors":
+        document += b" " * (-(8 + len(document)) % 8)
+        document = len(document).to_bytes(8, "little") + document
+    return hostile.package({member: document})
+
+
+@st.composite
+def shaped(draw: Any) -> bytes:
+    """A package of one of the shapes a JSON walk or a binding's table once mishandled:
+    a long list before one bad token (a pointer built from the items before it), deep
+    objects under long names (a pointer per value, of every name above it), names of
+    Object.prototype's properties where a file's name is looked up (a crash in JavaScript)."""
+    kind = draw(st.sampled_from(["long-list", "deep-names", "prototype"]))
+    if kind == "long-list":
+        doc = hostile.long_list_then(draw(st.sampled_from(BAD_TOKENS)), draw(st.integers(0, 5000)))
+        return _in_member(draw(st.sampled_from(JSON_MEMBERS)), doc)
+    if kind == "deep-names":
+        depth = draw(st.integers(1, 905))
+        doc = hostile.deep_long_names(draw(st.integers(0, 20_000)) + 40 * depth, depth)
+        if draw(st.booleans()):
+            doc = doc.replace(b"\\ude00", b"")  # a lone half at the bottom
+        return _in_member(draw(st.sampled_from(JSON_MEMBERS)), doc)
+    names = st.sampled_from([*hostile.PROTOTYPE_NAMES, "__defineGetter__", "F32", "w"])
+    entries = draw(
+        st.lists(st.tuples(names, names), min_size=1, max_size=6, unique_by=lambda t: t[0])
+    )
+    header: dict[str, object] = {
+        k: {"dtype": d, "shape": [1], "data_offsets": [i, i + 1]}
+        for i, (k, d) in enumerate(entries)
+    }
+    members = {
+        "program.safetensors": hostile.safetensors(header, bytes(len(entries))),
+        "aliases.json": json.dumps(
+            {f"{a}!": b for a, b in draw(st.lists(st.tuples(names, names), max_size=4))}
+        ).encode(),
+        "metadata.json": json.dumps({n: 1 for n in draw(st.lists(names, max_size=4))}).encode(),
+    }
+    return hostile.package(
+        {m: members[m] for m in draw(st.sets(st.sampled_from(sorted(members)), min_size=1))}
+    )
+
+
 def check_bytes(data: bytes) -> Report:
     """``check`` on ``data`` written to a temporary file."""
     with tempfile.TemporaryDirectory() as where:
@@ -271,7 +322,7 @@ def run(
             database=None,
             phases=[Phase.generate, Phase.shrink],
             suppress_health_check=list(HealthCheck),
-        )(given(data=mutated())(one))
+        )(given(data=st.one_of(mutated(), shaped()))(one))
         try:
             hypothesis_seed(first_seed + batch)(test)()
         except Exception as exc:  # a finding: keep the shrunk input and the reason

@@ -51,6 +51,17 @@ def string_list(size: int) -> bytes:
     return _list(b'"ab"', size)
 
 
+def distinct_short_strings(size: int) -> bytes:
+    """One list of ~size/6 two-character strings, an ASCII letter and a character past
+    U+00FF (5 bytes of text each, a 80-byte object in CPython), distinct in long runs: no
+    string cache shares them."""
+    first = [chr(c) for c in range(0x61, 0x7B)]
+    second = [chr(c) for c in range(0x100, 0x7FF)]
+    n = max(1, (size - 8) // 6)
+    items = (f'"{first[i % 26]}{second[(i // 26) % len(second)]}"' for i in range(n))
+    return ('{"a":[' + ",".join(items) + "]}").encode()
+
+
 def long_string(size: int) -> bytes:
     """One string value of ~size bytes."""
     return b'{"a":"' + b"x" * max(0, size - 8) + b'"}'
@@ -66,6 +77,7 @@ LARGE_VALID: dict[str, Callable[[int], bytes]] = {
     "float-list": float_list,
     "int-list": int_list,
     "string-list": string_list,
+    "distinct-short-strings": distinct_short_strings,
     "long-string": long_string,
     "many-names": many_names,
 }
@@ -95,6 +107,23 @@ def overflow_then_deep(extra: int = 0) -> bytes:
     """``[1e400,`` then ``PARSE_DEPTH_CAP + extra`` nested lists, all closed: json-too-deep."""
     depth = PARSE_DEPTH_CAP + extra
     return b"[1e400," + b"[" * depth + b"]" * depth + b"]"
+
+
+def long_list_then(bad: bytes, items: int) -> bytes:
+    """``{"a":[0,0,...,bad]}``: ``items`` zeros before one bad token (such as a lone
+    surrogate, ``b'"\\ud800"'``). A walk that built each item's pointer from the one before took
+    quadratic time and reported ``/a/0/1/2/...``; the pointer is ``/a/<items>``."""
+    return b'{"a":[' + b"0," * items + bad + b"]}"
+
+
+def deep_long_names(size: int, depth: int = PARSE_DEPTH_CAP - 1) -> bytes:
+    """``depth`` nested objects, each under one name of ~size/depth characters, and one
+    valid surrogate pair inside: past jiter's nesting limit, so the checking parse walks
+    it. Pointers built per value took O(depth x size) memory (445x at 6.4 MB); verdict
+    ``json-too-deep`` (past 64 levels)."""
+    width = max(1, (size - 40) // depth - 5)
+    names = [b'{"' + (b"%x" % level).ljust(width, b"n") + b'":' for level in range(depth - 1)]
+    return b"".join(names) + b'{"x":"\\ud83d\\ude00"}' + b"}" * (depth - 1)
 
 
 def long_int(digits: int) -> bytes:
@@ -143,6 +172,31 @@ def bool_tensor(values: bytes) -> bytes:
     return package({"program.safetensors": safetensors(header, values)})
 
 
+PROTOTYPE_NAMES = ("__proto__", "constructor", "toString", "hasOwnProperty", "valueOf")
+"""Names a JavaScript reader finds on every plain object: a lookup by a name from the file
+in one (``table[name]``) returns a function or Object.prototype instead of nothing."""
+
+
+def prototype_names() -> bytes:
+    """A package naming everything after Object.prototype's properties: dtypes, keys,
+    aliases, metadata names. Every binding must read them as plain names (unsupported
+    dtypes, unknown owners), never as the language's own objects."""
+    header: dict[str, object] = {
+        name: {"dtype": name, "shape": [1], "data_offsets": [i, i + 1]}
+        for i, name in enumerate(PROTOTYPE_NAMES)
+    }
+    header["F32"] = {"dtype": "U8", "shape": [1], "data_offsets": [5, 6]}
+    aliases = {f"{name}_": name for name in PROTOTYPE_NAMES} | {"alias": "__defineGetter__"}
+    meta = {name: 1 for name in PROTOTYPE_NAMES}
+    return package(
+        {
+            "program.safetensors": safetensors(header, bytes(6)),
+            "aliases.json": json.dumps(aliases).encode(),
+            "metadata.json": json.dumps(meta).encode(),
+        }
+    )
+
+
 def metadata_package(document: bytes) -> bytes:
     return package({"metadata.json": document})
 
@@ -155,6 +209,9 @@ def seeds() -> dict[str, bytes]:
         "overflow-deep": metadata_package(overflow_then_deep(5)),
         "int-4300": metadata_package(long_int(4_300)),
         "int-4301": metadata_package(long_int(4_301)),
+        "long-list-lone-surrogate": metadata_package(long_list_then(b'"\\ud800"', 2_000)),
+        "deep-long-names": metadata_package(deep_long_names(64 << 10)),
+        "prototype-names": prototype_names(),
         "bad-aliases": bad_aliases(300),
         "zero-element-huge-dims": huge_zero_element_tensor(),
         "bool-2": bool_tensor(b"\x00\x01\x02"),
@@ -196,6 +253,20 @@ def shared_extras(entries: int, *, fields: int = 16_383) -> bytes:
     return local + bytes(central) + eocd
 
 
+def directory_claim(junk: int, *, before: bool = False) -> bytes:
+    """A package whose end record claims a central directory ``junk`` bytes longer than
+    its entries: zeros after them (the counted entries read well, then the surplus is
+    ``zip-not-a-zip``) or, with ``before``, in front of them (the first entry has no
+    signature). A reader needs the entries it walks, never the claimed size."""
+    data = package({"metadata.json": b"{}"})
+    eocd = len(data) - 22
+    size, offset = struct.unpack_from("<II", data, eocd + 12)
+    at = offset if before else offset + size
+    out = bytearray(data[:at] + bytes(junk) + data[at:])
+    struct.pack_into("<I", out, eocd + junk + 12, size + junk)
+    return bytes(out)
+
+
 class Unseekable(io.RawIOBase):
     """A write-only stream: zipfile then follows each member with a data descriptor."""
 
@@ -219,10 +290,16 @@ def descriptor_decoy() -> bytes:
         "<4s5H3I2H", b"PK\x03\x04", 20, 0, 0, 0, 0, zlib.crc32(decoy_data), 64, 64, 11, 0
     )
     fake = struct.pack("<4s3I", b"PK\x07\x08", zlib.crc32(PROGRAM), len(PROGRAM), len(PROGRAM))
+    return with_descriptor(PROGRAM + fake + decoy + b"program.ptg" + decoy_data)
+
+
+def with_descriptor(program: bytes = PROGRAM) -> bytes:
+    """A stored ``program.ptg`` written by ``zipfile`` to an unseekable stream: flag bit 3,
+    and a data descriptor after the data (``zip-data-descriptor``, nothing more)."""
     out = Unseekable()
     with zipfile.ZipFile(out, "w") as z:
         info = zipfile.ZipInfo("program.ptg", (1980, 1, 1, 0, 0, 0))  # reproducible bytes
-        z.writestr(info, PROGRAM + fake + decoy + b"program.ptg" + decoy_data)
+        z.writestr(info, program)
     return bytes(out.buf)
 
 

@@ -13,7 +13,7 @@ before it starts. Validation never inflates (see ``check_crc``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from isal import isal_zlib
@@ -35,6 +35,21 @@ def inflate(buf: Buffer, member: Member, *, chunk_size: int = INFLATE_CHUNK) -> 
     Raises ``PtnError`` (``zip-bad-compressed-data``) as soon as the stream
     breaks its declared size or is corrupt; the CRC-32 is the caller's check.
     """
+    step = max(1, chunk_size)
+    mv = byte_view(buf)
+    begin, end = member.data_offset, member.data_offset + member.size
+    try:
+        pieces = (mv[at : min(at + step, end)] for at in range(begin, end, step))
+        yield from inflate_pieces(pieces, member, chunk_size=step)
+    finally:
+        mv.release()
+
+
+def inflate_pieces(
+    pieces: Iterable[bytes | memoryview], member: Member, *, chunk_size: int = INFLATE_CHUNK
+) -> Iterator[bytes]:
+    """``inflate`` of ``member``'s stored bytes given in order as ``pieces`` (read from a
+    file or a server, say): the same checks, output in pieces of at most ``chunk_size``."""
     if member.method != METHOD_DEFLATE:
         how = f"method {member.method}" if member.method else "flag bit 5 (patched data)"
         raise PtnError(
@@ -45,46 +60,46 @@ def inflate(buf: Buffer, member: Member, *, chunk_size: int = INFLATE_CHUNK) -> 
         )
     declared = member.content_size
     step = max(1, chunk_size)
-    mv = byte_view(buf)
-    begin, end = member.data_offset, member.data_offset + member.size
     inflater = isal_zlib.decompressobj(-15)  # raw deflate, as zip stores it
     produced = 0
-    try:
-        for at in range(begin, end, step):
-            with mv[at : min(at + step, end)] as piece:
-                pending: bytes | memoryview = piece
-                while pending and not inflater.eof:
-                    # One byte past the declared size is enough to know it lies.
-                    room = min(step, declared - produced + 1)
-                    try:
-                        out = inflater.decompress(pending, room)
-                    except isal_zlib.error as exc:  # type: ignore[misc]
-                        raise _bad(member, f"its deflate stream is corrupt ({exc})") from None
-                    produced += len(out)
-                    if produced > declared:
-                        raise _bad(
-                            member,
-                            f"it inflates to more than the {declared} bytes its directory "
-                            "entry declares (a size lie, or a zip bomb)",
-                        )
-                    pending = inflater.unconsumed_tail
-                    if out:
-                        yield out
-                if inflater.eof and (pending or inflater.unused_data or at + step < end):
-                    raise _bad(
-                        member,
-                        "its deflate stream ends before its compressed bytes do; the bytes "
-                        "after it are hidden from a reader that inflates",
-                    )
-        if not inflater.eof:
-            raise _bad(member, "its deflate stream is cut short (no final block)")
-        if produced != declared:
-            raise _bad(
-                member,
-                f"it inflates to {produced} bytes but its directory entry declares {declared}",
-            )
-    finally:
-        mv.release()
+    for piece in pieces:
+        pending: bytes | memoryview = piece
+        if inflater.eof and pending:
+            raise _hidden(member)
+        while pending and not inflater.eof:
+            # One byte past the declared size is enough to know it lies.
+            room = min(step, declared - produced + 1)
+            try:
+                out = inflater.decompress(pending, room)
+            except isal_zlib.error as exc:  # type: ignore[misc]
+                raise _bad(member, f"its deflate stream is corrupt ({exc})") from None
+            produced += len(out)
+            if produced > declared:
+                raise _bad(
+                    member,
+                    f"it inflates to more than the {declared} bytes its directory "
+                    "entry declares (a size lie, or a zip bomb)",
+                )
+            pending = inflater.unconsumed_tail
+            if out:
+                yield out
+        if inflater.eof and (pending or inflater.unused_data):
+            raise _hidden(member)
+    if not inflater.eof:
+        raise _bad(member, "its deflate stream is cut short (no final block)")
+    if produced != declared:
+        raise _bad(
+            member,
+            f"it inflates to {produced} bytes but its directory entry declares {declared}",
+        )
+
+
+def _hidden(member: Member) -> PtnError:
+    return _bad(
+        member,
+        "its deflate stream ends before its compressed bytes do; the bytes after it are "
+        "hidden from a reader that inflates",
+    )
 
 
 def _bad(member: Member, why: str) -> PtnError:

@@ -1,8 +1,8 @@
 """The strict zip reader for untrusted bytes: the stages, run in order over one buffer.
 
 Readers disagree on malformed zips (Python's ``zipfile`` trusts the central
-directory, the reference reader walks local headers from offset 0), so a file
-that two readers see differently can smuggle a decoy member past a validator.
+directory; a local-header walker such as the proposed ExecuTorch C++ loader starts from
+offset 0), so a file that two readers see differently can smuggle a decoy member past a validator.
 The reader therefore accepts only archives whose every byte is accounted for
 exactly once: one end record at the very end, a central directory that agrees
 with each local header, member ranges that tile the file without gaps or
@@ -29,13 +29,14 @@ from isal import isal_zlib
 
 from ptn.core.buffers import byte_view
 from ptn.core.errors import Finding
-from ptn.zip.central import CentralEntry, read_directory
-from ptn.zip.ends import locate_directory
+from ptn.zip.central import CentralEntry, Directory, read_directory
+from ptn.zip.ends import EndRecords, locate_directory
 from ptn.zip.layout import check_layout
 from ptn.zip.local import Headers, Placed, check_local_header
 from ptn.zip.sink import Sink
 from ptn.zip.structs import (
     ALIGNMENT,
+    FLAG_DESCRIPTOR,
     FLAG_PATCHED,
     FLAGS_ENCRYPTION,
     METHOD_STORED,
@@ -62,15 +63,23 @@ def read_members(buf: Buffer) -> tuple[list[Member], list[Finding]]:
         try:
             sink = Sink()
             ends = locate_directory(mv, sink)
-            directory = read_directory(mv, ends, sink)
-            placed = _place_entries(mv, directory.entries, ends.cd_start, sink)
-            complete = directory.complete and len(placed) == len(directory.entries)
-            check_layout(placed, complete, ends, sink)
-            return _members(placed, sink), sink.finish()
+            return members_of(mv, ends, read_directory(mv, ends, sink), sink)
         finally:
             mv.release()
     finally:
         view.release()
+
+
+def members_of(
+    mv: memoryview, ends: EndRecords, directory: Directory, sink: Sink
+) -> tuple[list[Member], list[Finding]]:
+    """The last stages of ``read_members`` (local headers, layout) after its first two,
+    for a reader that ran those itself (``ptn.package.sparse``: it fetches the bytes
+    each stage reads before the next one runs)."""
+    placed = _place_entries(mv, directory.entries, ends.cd_start, sink)
+    complete = directory.complete and len(placed) == len(directory.entries)
+    check_layout(placed, complete, ends, sink)
+    return _members(placed, sink), sink.finish()
 
 
 def _place_entries(
@@ -129,6 +138,7 @@ def _members(placed: list[Placed], sink: Sink) -> list[Member]:
                 e.method,
                 None if e.method == METHOD_STORED else e.usize,
                 _fault(e),
+                bool(e.flags & FLAG_DESCRIPTOR),
             )
         )
     return members

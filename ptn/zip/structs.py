@@ -10,7 +10,7 @@ import struct
 from dataclasses import dataclass
 
 MAX_MEMBERS = 1 << 20
-"""Most members a reader accepts (the reference reader's cap)."""
+"""Most members a reader accepts (the proposed ExecuTorch C++ loader's cap, spec 1.1)."""
 ALIGNMENT = 64
 """Member data offsets are multiples of this (cache line, SIMD and mmap friendly)."""
 ZIP64_LIMIT = 0xFFFFFFFE
@@ -85,6 +85,8 @@ class Member:
     usize: int | None = None
     """The declared uncompressed size, when it is not ``size`` (a compressed member)."""
     fault: str | None = None
+    descriptor: bool = False
+    """Flag bit 3: a data descriptor follows the data (``zip-data-descriptor``)."""
 
     @property
     def content_size(self) -> int:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from isal import isal_zlib
 
 from ptn.core.buffers import byte_view
-from ptn.core.errors import PtnError
+from ptn.core.errors import PtnError, PtnIOError
 from ptn.zip.structs import (
     ALIGN_EXTRA_ID,
     ALIGNMENT,
@@ -215,8 +215,11 @@ class ZipWriter:
                 while view:
                     view = view[os.write(dst_fd, view) :]
                 done += len(block)
-        if done != size:
-            raise PtnError("zip-size-mismatch", "the source ended early", member=name)
+        if done != size:  # the source file is shorter than when it was read
+            raise PtnIOError(
+                f"the source of member '{name}' ended after {done} of its {size} bytes "
+                "(the file was truncated while it was copied)"
+            )
         self._pos += size
         self._f.seek(self._base + self._pos)
         return size, crc

@@ -553,9 +553,16 @@ VECTORS_LIST: tuple[Vector, ...] = (
     Vector("bad-zip64", zip64_counts, "end record counts 3, zip64 end record 4", "zip-bad-zip64"),
     Vector(
         "data-descriptor",
-        hostile.descriptor_decoy,
-        "flag bit 3 and a decoy local header",
+        hostile.with_descriptor,
+        "flag bit 3: zipfile writing to an unseekable stream",
         "zip-data-descriptor",
+    ),
+    Vector(
+        "descriptor-decoy",
+        hostile.descriptor_decoy,
+        "a descriptor inside the data, then a decoy local header: deep check only",
+        "zip-descriptor-decoy",
+        also=("zip-data-descriptor",),
     ),
     Vector(
         "unicode-path-extra",

@@ -1,6 +1,8 @@
 // DOM building without markup: every string from a package becomes a text node
 // (textContent), never HTML, so a crafted name cannot inject elements or script.
 
+import { floatRepr } from "../../generated/typescript/src/index.js";
+
 type Child = Node | string | null | undefined | false;
 
 /** An element with attributes and children; strings become text nodes. */
@@ -36,11 +38,12 @@ export function size(n: number): string {
   return String(n);
 }
 
-/** A metadata value as a JSON literal (bigint integers included), as `ptn inspect` prints it;
- * a value that breaks a rule may be any JSON (an object comes as a Map). */
+/** A metadata value as a JSON literal (bigint integers included), as `ptn inspect` prints it
+ * (a float as Python writes it: -0.0, 1e+21); a value that breaks a rule may be any JSON
+ * (an object comes as a Map). */
 export function literal(value: unknown): string {
   if (typeof value === "bigint") return value.toString();
-  if (typeof value === "number") return Number.isInteger(value) ? `${value}.0` : String(value);
+  if (typeof value === "number") return floatRepr(value);
   if (Array.isArray(value)) return `[${value.map(literal).join(", ")}]`;
   if (value instanceof Map) return `{${[...value].map(([k, v]) => `${JSON.stringify(k)}: ${literal(v)}`).join(", ")}}`;
   return JSON.stringify(value) ?? String(value);

@@ -68,7 +68,7 @@ function findPackages(paths) {
         .filter((p) => p.endsWith(".ptn") && statSync(p, { throwIfNoEntry: false })?.isFile())
         .sort(byCodePoint);
       if (found.length === 0) problems.push([path, "directory holds no .ptn file"]);
-      files.push(...found);
+      for (const file of found) files.push(file); // not spread: a tree of 10^5 packages
     } else {
       files.push(path);
     }

@@ -1,5 +1,5 @@
 // The host APIs the binding uses beyond ES2022: WHATWG TextDecoder, URL and
-// DecompressionStream (globals in Node and browsers). Declared here so that the build needs neither @types/node nor lib "dom".
+// DecompressionStream, and timers (globals in Node and browsers). Declared here so that the build needs neither @types/node nor lib "dom".
 declare class TextDecoder {
   constructor(label?: string, options?: { fatal?: boolean; ignoreBOM?: boolean });
   decode(input?: Uint8Array): string;
@@ -26,3 +26,6 @@ declare class DecompressionStream {
     };
   };
 }
+/** urlSource's per-request timeout. */
+declare function setTimeout(callback: () => void, ms: number): unknown;
+declare function clearTimeout(handle: unknown): void;

@@ -75,7 +75,7 @@ const KIND_WORDS: Record<Kind, string> = {
   strs: "a list of strings",
   list: "an empty list",
 };
-const PLURALS: Record<string, string> = {
+const PLURALS: Record<"bool" | "int" | "float" | "str", string> = {
   bool: "bools",
   int: "integers",
   float: "floats",

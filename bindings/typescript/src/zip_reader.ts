@@ -34,15 +34,9 @@ const FLAGS_WITH_A_RULE =
 const FLAGS_ENCRYPTION = FLAG_ENCRYPTED | FLAG_STRONG_ENCRYPTION | FLAG_MASKED_HEADERS;
 const FLAGS_COMPARED = FLAG_ENCRYPTED | FLAG_DESCRIPTOR | FLAG_STRONG_ENCRYPTION | FLAG_UTF8;
 const VERSION_ZIP64 = 45;
-const METHOD_NAMES: Record<number, string> = {
-  8: "deflate",
-  9: "deflate64",
-  12: "bzip2",
-  14: "lzma",
-  93: "zstd",
-  95: "xz",
-  99: "AES",
-};
+const METHOD_NAMES: ReadonlyMap<number, string> = new Map([
+  [8, "deflate"], [9, "deflate64"], [12, "bzip2"], [14, "lzma"], [93, "zstd"], [95, "xz"], [99, "AES"],
+]);
 const ZIP64_FIELDS = ["uncompressed size", "compressed size", "local header offset"];
 
 /** A finding before the budget: `more` > 0 marks a summary standing for that many. */
@@ -72,6 +66,8 @@ export interface Member {
    * (zip-member-compressed, zip-member-encrypted), else null: content checks skip such a
    * member, so one cause gives one finding, not a cascade over compressed bytes. */
   fault: string | null;
+  /** Flag bit 3: a data descriptor follows the data (zip-data-descriptor). */
+  descriptor: boolean;
 }
 
 const BLOCK = 4096;
@@ -521,17 +517,46 @@ interface CentralEntry {
   headerOffset: bigint;
 }
 
+/** The directory is read in pieces as the walk reaches them, doubling from this size up to
+ * DIRECTORY_PIECE_MAX: the walk stops at the first entry that breaks (and reads no entry's
+ * comment), so an end record claiming a gigabyte of directory costs the entries before the
+ * break, never the claim. */
+const DIRECTORY_PIECE = 8 << 10;
+const DIRECTORY_PIECE_MAX = 1 << 20;
+
+/** A window on the directory: bytes holding [at, at + length) (directory offsets). */
+class DirectoryWindow {
+  #bytes: Uint8Array = new Uint8Array(0);
+  #base = 0;
+  #piece = DIRECTORY_PIECE;
+  constructor(
+    readonly r: Reader,
+    readonly start: number,
+    readonly size: number,
+  ) {}
+
+  async get(at: number, length: number): Promise<{ bytes: Uint8Array; base: number }> {
+    if (at < this.#base || at + length > this.#base + this.#bytes.length) {
+      const size = Math.min(this.size - at, Math.max(length, this.#piece));
+      this.#bytes = await this.r.bytes(this.start + at, size);
+      this.#base = at;
+      this.#piece = Math.min(2 * this.#piece, DIRECTORY_PIECE_MAX);
+    }
+    return { bytes: this.#bytes, base: this.#base };
+  }
+}
+
 async function readDirectory(
   r: Reader,
   ends: EndRecords,
   sink: Sink,
 ): Promise<{ entries: CentralEntry[]; complete: boolean }> {
   const { counted: count, cdStart, cdEnd } = ends;
-  const cd = await r.bytes(cdStart, cdEnd - cdStart);
+  const end = cdEnd - cdStart;
+  const window = new DirectoryWindow(r, cdStart, end);
   const entries: CentralEntry[] = [];
   let complete = true;
   let pos = 0;
-  const end = cd.length;
   for (let i = 0; i < count; i++) {
     if (pos + 46 > end) {
       sink.add(
@@ -541,7 +566,8 @@ async function readDirectory(
       );
       return { entries, complete: false };
     }
-    if (u32(cd, pos) !== SIG_CDH) {
+    let { bytes, base } = await window.get(pos, 46);
+    if (u32(bytes, pos - base) !== SIG_CDH) {
       sink.add(
         "zip-not-a-zip",
         null,
@@ -550,11 +576,10 @@ async function readDirectory(
       );
       return { entries, complete: false };
     }
-    const nameLen = u16(cd, pos + 28);
-    const extraLen = u16(cd, pos + 30);
-    const commentLen = u16(cd, pos + 32);
-    const nameAt = pos + 46;
-    const extraAt = nameAt + nameLen;
+    const nameLen = u16(bytes, pos - base + 28);
+    const extraLen = u16(bytes, pos - base + 30);
+    const commentLen = u16(bytes, pos - base + 32);
+    const extraAt = pos + 46 + nameLen;
     const nextPos = extraAt + extraLen + commentLen;
     if (nextPos > end) {
       sink.add(
@@ -565,7 +590,8 @@ async function readDirectory(
       );
       return { entries, complete: false };
     }
-    const entry = centralEntry(i, cd, pos, extraAt, extraAt + extraLen, ends.shift, sink);
+    ({ bytes, base } = await window.get(pos, 46 + nameLen + extraLen));
+    const entry = centralEntry(i, bytes, pos - base, extraAt - base, extraAt - base + extraLen, ends.shift, sink);
     if (entry === null) complete = false;
     else entries.push(entry);
     pos = nextPos;
@@ -712,7 +738,7 @@ function checkFields(
     );
   }
   if (method !== 0) {
-    const known = METHOD_NAMES[method];
+    const known = METHOD_NAMES.get(method);
     sink.add(
       "zip-member-compressed",
       name,
@@ -1050,6 +1076,7 @@ export async function readMembers(r: Reader): Promise<{ members: Member[]; findi
       method: e.method,
       contentSize: Number(e.method === 0 ? e.csize : e.usize),
       fault: faultOf(e),
+      descriptor: (e.flags & FLAG_DESCRIPTOR) !== 0,
     });
   }
   return { members, findings: sink.finish() };
@@ -1119,4 +1146,51 @@ export function crc32(data: Uint8Array, crc = 0): number {
   }
   while (i < n) c = t0[(c ^ data[i++]!) & 0xff]! ^ (c >>> 8);
   return ~c >>> 0;
+}
+
+/**
+ * A data descriptor hidden in a stored member's data (ptn.zip.decoy): the signature, then
+ * a CRC-32 and two sizes (4 or 8 bytes each) equal to the data bytes before it. A reader
+ * that streams the archive ends the member there and reads the rest as other members.
+ * Fed the data in order, in pieces of any size; `found` is the first such offset.
+ */
+export class DecoyScan {
+  #carry: Uint8Array = new Uint8Array(0);
+  #base = 0;
+  found: number | null = null;
+
+  feed(piece: Uint8Array, last = false): void {
+    if (this.found !== null) return;
+    const data = new Uint8Array(this.#carry.length + piece.length);
+    data.set(this.#carry, 0);
+    data.set(piece, this.#carry.length);
+    let at = indexOfSig(data, 0);
+    while (at >= 0) {
+      const k = this.#base + at;
+      if (at + 16 <= data.length && u32(data, at + 8) === k && u32(data, at + 12) === k) {
+        this.found = k;
+        return;
+      }
+      if (at + 24 > data.length && !last) break; // its 64-bit form needs the next piece
+      if (at + 24 <= data.length && u64n(data, at + 8) === BigInt(k) && u64n(data, at + 16) === BigInt(k)) {
+        this.found = k;
+        return;
+      }
+      at = indexOfSig(data, at + 1);
+    }
+    const keep = at < 0 ? Math.min(data.length, 23) : data.length - at;
+    this.#base += data.length - keep;
+    this.#carry = data.slice(data.length - keep);
+  }
+
+  finish(): void {
+    this.feed(new Uint8Array(0), true);
+  }
+}
+
+function indexOfSig(data: Uint8Array, from: number): number {
+  for (let i = data.indexOf(0x50, from); i >= 0 && i + 4 <= data.length; i = data.indexOf(0x50, i + 1)) {
+    if (data[i + 1] === 0x4b && data[i + 2] === 0x07 && data[i + 3] === 0x08) return i;
+  }
+  return -1;
 }

@@ -28,6 +28,7 @@ class Rule(StrEnum):
     ZIP_OVERLAPPING_ENTRIES = 'zip-overlapping-entries'
     ZIP_BAD_ZIP64 = 'zip-bad-zip64'
     ZIP_DATA_DESCRIPTOR = 'zip-data-descriptor'
+    ZIP_DESCRIPTOR_DECOY = 'zip-descriptor-decoy'
     ZIP_UNICODE_PATH_EXTRA = 'zip-unicode-path-extra'
     ZIP_BAD_FLAGS = 'zip-bad-flags'
     ZIP_CRC_MISMATCH = 'zip-crc-mismatch'
@@ -115,6 +116,7 @@ SEVERITY: dict[str, str] = {
     'zip-overlapping-entries': 'error',
     'zip-bad-zip64': 'error',
     'zip-data-descriptor': 'error',
+    'zip-descriptor-decoy': 'error',
     'zip-unicode-path-extra': 'error',
     'zip-bad-flags': 'error',
     'zip-crc-mismatch': 'error',

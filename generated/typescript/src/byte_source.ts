@@ -100,6 +100,35 @@ export interface UrlSourceOptions {
   fetch?: FetchLike;
   /** Redirects followed per request (default 5); more is ptn-io-error. */
   maxRedirects?: number;
+  /** Milliseconds a request may wait for its answer's headers, then for each next piece
+   * of its body (default 30,000): a silent server, or one dripping header bytes, is
+   * ptn-io-error then, never a wait without end. A body dripping just faster is the
+   * caller's `signal` to bound. */
+  timeoutMs?: number;
+  /** Stops every request when it aborts (a caller's deadline: AbortSignal.timeout(ms));
+   * a read it stops is ptn-timeout. */
+  signal?: AbortSignalLike;
+}
+
+/** The part of an AbortSignal that urlSource uses. */
+export interface AbortSignalLike {
+  readonly aborted: boolean;
+  readonly reason?: unknown;
+  addEventListener(type: "abort", listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: "abort", listener: () => void): void;
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+
+/** One request's timer and the caller's signal (see urlSource's watch). */
+interface Watch {
+  /** The error to report once aborted (ptn-io-error: timeout; ptn-timeout: the caller). */
+  why(): PtnError | undefined;
+  /** `work`, or the abort's error if that comes first. */
+  race<T>(work: Promise<T>): Promise<T>;
+  /** Bytes arrived: the timeout starts again. */
+  progress(): void;
+  clear(): void;
 }
 
 /** The first request asks for this many bytes from the start (the first local headers
@@ -127,6 +156,7 @@ export function urlSource(url: string, opts: UrlSourceOptions = {}): ByteSource 
   const fetchFn =
     opts.fetch ?? (globalThis as { fetch?: FetchLike }).fetch ?? missingFetch;
   const maxRedirects = opts.maxRedirects ?? 5;
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   let resolved = url; // where redirects led the first time
   let total: number | undefined;
   let head: Uint8Array | undefined;
@@ -135,32 +165,85 @@ export function urlSource(url: string, opts: UrlSourceOptions = {}): ByteSource 
     const range = `bytes=${first}-${last}`;
     let target = resolved;
     for (let hop = 0; ; hop++) {
+      // One controller per request: its timer and the caller's signal abort the fetch, the
+      // wait for headers and every read of the body alike.
       const controller = abortController();
-      let response: FetchResponseLike;
+      const stop = watch(controller);
       try {
-        response = await fetchFn(target, {
-          headers: { Range: range, "Accept-Encoding": "identity" },
-          redirect: "manual",
-          signal: controller?.signal,
-        });
-      } catch (err) {
-        throw ioError(`${url}: request failed: ${String(err)}`);
+        let response: FetchResponseLike;
+        try {
+          response = await stop.race(
+            fetchFn(target, {
+              headers: { Range: range, "Accept-Encoding": "identity" },
+              redirect: "manual",
+              signal: controller?.signal,
+            }),
+          );
+        } catch (err) {
+          throw stop.why() ?? ioError(`${url}: request failed: ${String(err)}`);
+        }
+        stop.progress(); // the headers came
+        const location = response.headers.get("location");
+        if (response.status >= 300 && response.status < 400 && location !== null) {
+          await discard(response, controller);
+          if (hop >= maxRedirects) throw ioError(`${url}: more than ${maxRedirects} redirects`);
+          target = new URL(location, target).toString();
+          continue;
+        }
+        if (response.type === "opaqueredirect") {
+          // A browser hides redirect targets from "manual": let it follow them itself.
+          await discard(response, controller);
+          try {
+            response = await stop.race(
+              fetchFn(target, { headers: { Range: range }, redirect: "follow", signal: controller?.signal }),
+            );
+          } catch (err) {
+            throw stop.why() ?? ioError(`${url}: request failed: ${String(err)}`);
+          }
+        }
+        resolved = target;
+        return await rangeBody(response, controller, first, last, stop);
+      } finally {
+        stop.clear();
       }
-      const location = response.headers.get("location");
-      if (response.status >= 300 && response.status < 400 && location !== null) {
-        await discard(response, controller);
-        if (hop >= maxRedirects) throw ioError(`${url}: more than ${maxRedirects} redirects`);
-        target = new URL(location, target).toString();
-        continue;
-      }
-      if (response.type === "opaqueredirect") {
-        // A browser hides redirect targets from "manual": let it follow them itself.
-        await discard(response, controller);
-        response = await fetchFn(target, { headers: { Range: range }, redirect: "follow" });
-      }
-      resolved = target;
-      return await rangeBody(response, controller, first, last);
     }
+  }
+
+  /** Abort `controller` after timeoutMs, or when the caller's signal aborts; why() then
+   * gives the error to report (ptn-io-error for the timeout, ptn-timeout for the caller). */
+  function watch(controller: AbortControllerLike | undefined): Watch {
+    let why: PtnError | undefined;
+    let fail: (error: PtnError) => void = () => undefined;
+    // Settles only by rejecting, when aborted: raced with every wait, so a fetch that
+    // ignores its signal cannot hold the read either.
+    const aborted = new Promise<never>((_, reject) => {
+      fail = reject;
+    });
+    aborted.catch(() => undefined);
+    const abort = (error: PtnError) => {
+      why ??= error;
+      fail(why);
+      controller?.abort(error);
+    };
+    const stall = () => abort(ioError(`${url}: the server sent nothing for ${timeoutMs} ms`));
+    let timer = setTimeout(stall, timeoutMs);
+    const onSignal = () =>
+      abort(new PtnError("ptn-timeout", `${url}: stopped (${String(opts.signal?.reason ?? "aborted")})`));
+    if (opts.signal?.aborted) onSignal();
+    opts.signal?.addEventListener("abort", onSignal, { once: true });
+    return {
+      why: () => why,
+      race: <T>(work: Promise<T>) => Promise.race([work, aborted]),
+      progress() {
+        if (why !== undefined) return;
+        clearTimeout(timer);
+        timer = setTimeout(stall, timeoutMs);
+      },
+      clear() {
+        clearTimeout(timer);
+        opts.signal?.removeEventListener("abort", onSignal);
+      },
+    };
   }
 
   async function rangeBody(
@@ -168,6 +251,7 @@ export function urlSource(url: string, opts: UrlSourceOptions = {}): ByteSource 
     controller: AbortControllerLike | undefined,
     first: number,
     last: number,
+    stop: Watch,
   ): Promise<{ size: number; bytes: Uint8Array }> {
     const contentRange = response.headers.get("content-range") ?? "";
     if (response.status === 416) {
@@ -186,6 +270,13 @@ export function urlSource(url: string, opts: UrlSourceOptions = {}): ByteSource 
           : `${url}: HTTP ${response.status}`,
       );
     }
+    const encoding = (response.headers.get("content-encoding") ?? "identity").trim().toLowerCase();
+    if (encoding !== "identity") {
+      // A fetch decodes it on the fly: the bytes would not be the file's (and a body that
+      // is not really gzip left the read pending for good).
+      await discard(response, controller);
+      throw ioError(`${url}: the server encoded the range (Content-Encoding: ${encoding}); ptn reads files as they are`);
+    }
     const m = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(contentRange.trim());
     const start = m ? Number(m[1]) : NaN;
     const end = m ? Number(m[2]) : NaN;
@@ -200,7 +291,7 @@ export function urlSource(url: string, opts: UrlSourceOptions = {}): ByteSource 
       await discard(response, controller);
       throw ioError(`${url}: the server answered the range bytes=${first}-${last} with "${contentRange}"`);
     }
-    const bytes = await readExactly(response, controller, end - start + 1);
+    const bytes = await readExactly(response, controller, end - start + 1, stop);
     return { size, bytes };
   }
 
@@ -208,6 +299,7 @@ export function urlSource(url: string, opts: UrlSourceOptions = {}): ByteSource 
     response: FetchResponseLike,
     controller: AbortControllerLike | undefined,
     length: number,
+    stop: Watch,
   ): Promise<Uint8Array> {
     const out = new Uint8Array(length);
     let filled = 0;
@@ -215,7 +307,8 @@ export function urlSource(url: string, opts: UrlSourceOptions = {}): ByteSource 
       const reader = response.body.getReader();
       try {
         while (filled < length) {
-          const { done, value } = await reader.read();
+          const { done, value } = await stop.race(reader.read());
+          stop.progress();
           if (done || value === undefined) break;
           if (filled + value.length > length) {
             controller?.abort();
@@ -227,7 +320,7 @@ export function urlSource(url: string, opts: UrlSourceOptions = {}): ByteSource 
         }
       } catch (err) {
         if (err instanceof PtnError) throw err;
-        throw ioError(`${url}: reading the response failed: ${String(err)}`);
+        throw stop.why() ?? ioError(`${url}: reading the response failed: ${String(err)}`);
       }
       await reader.cancel().catch(() => undefined);
     }

@@ -18,8 +18,8 @@ import type {
   UnreadablePart,
   ValidateOptions,
 } from "./package_api.js";
-import { MAX_JSON_BYTES, PtnError, parseJson, pointer, type JsonValue } from "./strict_json.js";
-import { crc32, readMembers, Reader, u32, type Crc32, type Member, type RawFinding } from "./zip_reader.js";
+import { floatRepr, MAX_JSON_BYTES, PtnError, parseJson, pointer, type JsonValue } from "./strict_json.js";
+import { crc32, DecoyScan, readMembers, Reader, u32, type Crc32, type Member, type RawFinding } from "./zip_reader.js";
 
 export const PTG = "program.ptg";
 export const SAFETENSORS = "program.safetensors";
@@ -34,10 +34,12 @@ const MAX_RANK = 64;
 const MAX_DIM = 2n ** 31n - 1n;
 const MAX_NBYTES = 2n ** 63n - 1n;
 const ENTRY_FIELDS = ["dtype", "shape", "data_offsets"];
-const ITEMSIZE: Record<string, number> = {
-  F64: 8, F32: 4, F16: 2, BF16: 2, I64: 8, I32: 4, I16: 2,
-  I8: 1, U8: 1, BOOL: 1, C64: 8, U16: 2, U32: 4, U64: 8,
-};
+// Every table looked up by a name from a file is a Map: a plain object answers
+// "__proto__", "constructor", "toString"... with what every object inherits.
+const ITEMSIZE: ReadonlyMap<string, number> = new Map([
+  ["F64", 8], ["F32", 4], ["F16", 2], ["BF16", 2], ["I64", 8], ["I32", 4], ["I16", 2],
+  ["I8", 1], ["U8", 1], ["BOOL", 1], ["C64", 8], ["U16", 2], ["U32", 4], ["U64", 8],
+]);
 /** Deep reads go in chunks of this many bytes (one request each for a URL). */
 const CHUNK = 8 << 20;
 const METHOD_DEFLATE = 8;
@@ -110,11 +112,11 @@ class Budget {
 /** What Python's repr escapes in a str: backslash, quotes, and the characters that
  * str.isprintable rejects (categories C, Zl, Zp, and Zs other than the space). */
 const NOT_PRINTED = /[\\'"\p{C}\p{Zl}\p{Zp}]|(?! )\p{Zs}/gu;
-const SHORT_ESCAPES: Record<string, string> = { "\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r" };
+const SHORT_ESCAPES: ReadonlyMap<string, string> = new Map([["\\", "\\\\"], ["\t", "\\t"], ["\n", "\\n"], ["\r", "\\r"]]);
 
 function escapeChar(ch: string, quote: string): string {
   if (ch === "'" || ch === '"') return ch === quote ? "\\" + ch : ch;
-  const short = SHORT_ESCAPES[ch];
+  const short = SHORT_ESCAPES.get(ch);
   if (short !== undefined) return short;
   const cp = ch.codePointAt(0) ?? 0;
   if (cp < 0x100) return "\\x" + cp.toString(16).padStart(2, "0");
@@ -136,18 +138,6 @@ function repr(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(repr).join(", ")}]`;
   if (value instanceof Map) return `{${[...value].map(([k, v]) => `${repr(k)}: ${repr(v)}`).join(", ")}}`;
   return String(value);
-}
-
-/** Python's repr of a float: shortest digits, ".0" on integers, exponent form (two-digit
- * exponent) below 1e-4 and from 1e16. */
-function floatRepr(x: number): string {
-  if (!Number.isFinite(x)) return Number.isNaN(x) ? "nan" : x > 0 ? "inf" : "-inf";
-  if (x === 0) return Object.is(x, -0) ? "-0.0" : "0.0";
-  const [mantissa = "", exponent = "0"] = x.toExponential().split("e");
-  const e = Number(exponent);
-  if (e >= 16 || e < -4) return `${mantissa}e${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(2, "0")}`;
-  const plain = String(x);
-  return plain.includes(".") ? plain : plain + ".0";
 }
 
 /** Python's sort order of strings: by code point. */
@@ -201,7 +191,7 @@ function ptgFindings(size: number, head: Uint8Array): RawFinding[] {
   }
   if (size > PTG_MAX_BYTES) {
     findings.push(raw("ptg-too-large", "warning", PTG, null,
-      `program.ptg has ${size} bytes; the reference runtime refuses programs over ${PTG_MAX_BYTES}`));
+      `program.ptg has ${size} bytes; the proposed ExecuTorch C++ loader refuses programs over ${PTG_MAX_BYTES}`));
   }
   return findings;
 }
@@ -308,19 +298,23 @@ async function readHeader(
       entry.size !== ENTRY_FIELDS.length ||
       !ENTRY_FIELDS.every((f) => entry.has(f))
     ) {
-      findings.append(err("st-entry-invalid", here, "entry must be an object of dtype/shape/data_offsets"));
+      const problem =
+        key === ""
+          ? "the tensor key is empty; every key must name its tensor"
+          : "entry must be an object of dtype/shape/data_offsets";
+      findings.append(err("st-entry-invalid", here, problem));
       continue;
     }
     let ok = true;
     const dtype = entry.get("dtype");
-    if (typeof dtype !== "string" || !Object.hasOwn(ITEMSIZE, dtype)) {
+    if (typeof dtype !== "string" || !ITEMSIZE.has(dtype)) {
       findings.append(err("st-unsupported-dtype", here + "/dtype", `unsupported dtype ${repr(dtype)}`));
       ok = false;
     } else if (dtype === "C64") {
-      findings.append(warn("st-complex64", here + "/dtype", "C64: the reference reader rejects it"));
+      findings.append(warn("st-complex64", here + "/dtype", "C64: the proposed ExecuTorch C++ loader rejects it"));
     }
     const shape = entry.get("shape");
-    const problem = shapeProblem(shape, typeof dtype === "string" ? (ITEMSIZE[dtype] ?? 1) : 1);
+    const problem = shapeProblem(shape, typeof dtype === "string" ? (ITEMSIZE.get(dtype) ?? 1) : 1);
     if (problem || !Array.isArray(shape)) {
       findings.append(err("st-bad-shape", here + "/shape", problem || "shape is not a list"));
       ok = false;
@@ -338,7 +332,7 @@ async function readHeader(
     if (!ok) continue;
     const dims = shape as bigint[];
     const info: TensorInfo = { key, dtype: dtype as string, shape: dims, begin, end };
-    const itemSize = BigInt(ITEMSIZE[dtype as string] ?? 1);
+    const itemSize = BigInt(ITEMSIZE.get(dtype as string) ?? 1);
     const numel = dims.reduce((a, d) => a * d, 1n);
     const nbytes = end - begin;
     if (nbytes !== numel * itemSize) {
@@ -439,9 +433,12 @@ async function crcFindings(r: Reader, targets: Member[], progress: Progress, crc
   const findings: RawFinding[] = [];
   for (const m of targets) {
     let crc = 0;
+    const decoy = m.descriptor && m.method === 0 ? new DecoyScan() : null;
     for (let at = 0; at < m.size; at += CHUNK) {
       const length = Math.min(CHUNK, m.size - at);
-      crc = crc32(await r.source.read(m.dataOffset + at, length), crc);
+      const chunk = await r.source.read(m.dataOffset + at, length);
+      crc = crc32(chunk, crc);
+      decoy?.feed(chunk);
       progress.done += length;
       progress.report?.(progress.done, progress.total);
     }
@@ -450,6 +447,13 @@ async function crcFindings(r: Reader, targets: Member[], progress: Progress, crc
         `the CRC-32 of the ${m.size} data bytes of member '${m.name}' is ${crc.toString(16).padStart(8, "0")} ` +
           `but the central directory records ${m.crc32.toString(16).padStart(8, "0")}: the data was altered ` +
           "or corrupted"));
+    }
+    decoy?.finish();
+    if (decoy !== null && decoy.found !== null) {
+      findings.push(raw("zip-descriptor-decoy", "error", m.name, null,
+        `member '${m.name}' (flag bit 3) holds a data descriptor after ${decoy.found} of its ${m.size} data ` +
+          "bytes, with those sizes: a reader that ends stored data at its descriptor stops there and reads " +
+          "the rest as other members"));
     }
   }
   return findings;

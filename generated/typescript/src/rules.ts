@@ -26,6 +26,7 @@ export const RULE_SEVERITY: Readonly<Record<string, Severity>> = {
   "zip-overlapping-entries": "error",
   "zip-bad-zip64": "error",
   "zip-data-descriptor": "error",
+  "zip-descriptor-decoy": "error",
   "zip-unicode-path-extra": "error",
   "zip-bad-flags": "error",
   "zip-crc-mismatch": "error",

@@ -15,7 +15,7 @@
 //   6. walking containers in document order: one nested deeper than 64 levels
 //      (json-too-deep) or one holding a float that overflows (json-number-overflow).
 
-/** json-too-large: the reference runtime's cap on a JSON member. */
+/** json-too-large: the proposed ExecuTorch C++ loader's cap (spec 1.1) on a JSON member. */
 export const MAX_JSON_BYTES = 64 * 1024 * 1024;
 /** json-too-deep: arrays and objects nest at most this deep; the top-level value is level 1. */
 export const MAX_DEPTH = 64;
@@ -115,16 +115,9 @@ const PLAIN_RUN = /[^"\\\u0000-\u001f]*/y;
 const HEX4 = /^[0-9a-fA-F]{4}$/;
 const ESCAPED_SURROGATE = /\\u[dD][89abcdefABCDEF]/;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-const ESCAPES: Record<string, string> = {
-  '"': '"',
-  "\\": "\\",
-  "/": "/",
-  b: "\b",
-  f: "\f",
-  n: "\n",
-  r: "\r",
-  t: "\t",
-};
+const ESCAPES: ReadonlyMap<string, string> = new Map([
+  ['"', '"'], ["\\", "\\"], ["/", "/"], ["b", "\b"], ["f", "\f"], ["n", "\n"], ["r", "\r"], ["t", "\t"],
+]);
 
 /** Index of the first byte that is not part of well-formed UTF-8, or -1. */
 function invalidUtf8At(bytes: Uint8Array): number {
@@ -316,7 +309,7 @@ class Parser {
       if (this.i >= this.n) this.syntax("Unterminated string");
       const e = s[this.i]!;
       if (e !== "u") {
-        const decoded = ESCAPES[e];
+        const decoded = ESCAPES.get(e);
         if (decoded === undefined) this.syntax("Invalid \\escape");
         out += decoded;
         this.i++;
@@ -456,22 +449,37 @@ function isOverflow(value: PackedValue): boolean {
   return typeof value === "number" && !Number.isFinite(value);
 }
 
-/** The first lone surrogate in document order (names and strings), as a PtnError. */
-function loneSurrogate(value: PackedValue, where: string): PtnError | null {
-  const error = () =>
+/** The first lone surrogate in document order (names and strings), as a PtnError. `path`
+ * holds the tokens that reach `value`; the pointer text is built once, for the string
+ * reported (not per value: a deep chain of long names would make that quadratic). */
+function loneSurrogate(value: PackedValue, path: (string | number)[]): PtnError | null {
+  const error = (last?: string | number) =>
     new PtnError("json-lone-surrogate", "string holds a lone surrogate escape", {
-      pointer: where,
+      pointer: last === undefined ? pointer(...path) : pointer(...path, last),
     });
   if (typeof value === "string") return LONE_SURROGATE.test(value) ? error() : null;
   if (value instanceof Map) {
     for (const [name, child] of value) {
       if (LONE_SURROGATE.test(name)) return error();
-      const found = loneSurrogate(child, where + pointer(name));
+      if (typeof child === "string") {
+        if (LONE_SURROGATE.test(child)) return error(name);
+        continue;
+      }
+      path.push(name);
+      const found = loneSurrogate(child, path);
+      path.pop();
       if (found) return found;
     }
   } else if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const found = loneSurrogate(value[i]!, `${where}/${i}`);
+      const child = value[i]!;
+      if (typeof child === "string") {
+        if (LONE_SURROGATE.test(child)) return error(i);
+        continue;
+      }
+      path.push(i);
+      const found = loneSurrogate(child, path);
+      path.pop();
       if (found) return found;
     }
   }
@@ -520,7 +528,7 @@ function parse(input: string | Uint8Array, unique: boolean, pack: boolean): Pack
     throw new PtnError("json-number-overflow", "the number overflows binary64 to infinity");
   }
   if (ESCAPED_SURROGATE.test(text)) {
-    const error = loneSurrogate(value, "");
+    const error = loneSurrogate(value, []);
     if (error) throw error;
   }
   if (isContainer(value)) {
@@ -561,4 +569,16 @@ function parseWith(input: string | Uint8Array, options: ParseOptions, pack: bool
           : err;
     throw options.member && error instanceof PtnError ? error.withMember(options.member) : error;
   }
+}
+
+/** Python's repr of a float (and so its JSON text): shortest digits, ".0" on integers,
+ * exponent form (two-digit exponent) below 1e-4 and from 1e16; "-0.0" keeps its sign. */
+export function floatRepr(x: number): string {
+  if (!Number.isFinite(x)) return Number.isNaN(x) ? "nan" : x > 0 ? "inf" : "-inf";
+  if (x === 0) return Object.is(x, -0) ? "-0.0" : "0.0";
+  const [mantissa = "", exponent = "0"] = x.toExponential().split("e");
+  const e = Number(exponent);
+  if (e >= 16 || e < -4) return `${mantissa}e${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(2, "0")}`;
+  const plain = String(x);
+  return plain.includes(".") ? plain : plain + ".0";
 }

@@ -22,7 +22,7 @@
 namespace ptn {
 namespace json {
 
-/// json-too-large: the reference runtime's cap on a JSON member.
+/// json-too-large: the proposed ExecuTorch C++ loader's cap (spec 1.1) on a JSON member.
 inline constexpr std::size_t kMaxBytes = std::size_t{64} * 1024 * 1024;
 /// json-too-deep: arrays and objects nest at most this deep; the top-level value is level 1.
 inline constexpr std::size_t kMaxDepth = 64;

@@ -212,8 +212,10 @@ inline void check_entries(const json::Document& doc, std::uint64_t data_start,
     const bool fields = is_object && !others && dtype_at != json::Document::npos &&
                         shape_at != json::Document::npos && offsets_at != json::Document::npos;
     if (key.empty() || !fields) {
-      add("st-entry-invalid", Severity::Error, here,
-          [] { return std::string("entry must be an object of dtype/shape/data_offsets"); });
+      add("st-entry-invalid", Severity::Error, here, [&] {
+        return std::string(key.empty() ? "the tensor key is empty; every key must name its tensor"
+                                       : "entry must be an object of dtype/shape/data_offsets");
+      });
       return;
     }
     bool ok = true;
@@ -227,7 +229,7 @@ inline void check_entries(const json::Document& doc, std::uint64_t data_start,
     } else if (*dtype == DType::C64) {
       add(
           "st-complex64", Severity::Warning, [&] { return pointer_to(key, "dtype"); },
-          [] { return std::string("C64: the reference reader rejects it"); });
+          [] { return std::string("C64: the proposed ExecuTorch C++ loader rejects it"); });
     }
     const std::uint64_t size = dtype ? dtype_size(*dtype) : 1;
     const std::string problem = shape_problem(doc, shape_at, size, dims);

@@ -39,6 +39,8 @@ struct Member {
   /// The rule (already reported) that makes the stored bytes other than the content
   /// (zip-member-compressed, zip-member-encrypted), else nullptr: content checks skip it.
   const char* fault = nullptr;
+  /// Flag bit 3: a data descriptor follows the data (zip-data-descriptor).
+  bool descriptor = false;
 };
 
 /// What the reader found: the members whose data range is sound, in directory order (a
@@ -353,10 +355,41 @@ inline Result<Members> read_members(ByteSpan b) {
           Severity::Warning);
     }
     out.members.push_back(Member{e.raw_name, e.header_offset, p.data_offset, e.csize, e.crc32,
-                                 e.method, e.usize, fault_of(e)});
+                                 e.method, e.usize, fault_of(e), (e.flags & kFlagDescriptor) != 0});
   }
   out.findings = std::move(sink).finish();
   return out;
+}
+
+/// zip-descriptor-decoy (ptn/zip/decoy.py): a member with a data descriptor whose stored
+/// `data` holds, after k bytes, a descriptor giving k as both sizes. A reader that streams
+/// the archive ends the data there and reads the rest as other members: two readers, two
+/// packages. It reads the data, so it is a deep check.
+inline std::optional<Finding> decoy_finding(ByteSpan data, const Member& m) {
+  if (!m.descriptor || m.method != 0) return std::nullopt;
+  const std::string_view bytes = data.chars();
+  for (std::size_t at = bytes.find("PK\x07\x08"); at != std::string_view::npos;
+       at = bytes.find("PK\x07\x08", at + 1)) {
+    const std::uint64_t k = at;  // data bytes before the signature
+    const std::uint8_t* d = data.data + at;
+    const bool narrow =
+        at + 16 <= data.size && ptn::detail::le32(d + 8) == k && ptn::detail::le32(d + 12) == k;
+    const bool wide =
+        at + 24 <= data.size && ptn::detail::le64(d + 8) == k && ptn::detail::le64(d + 16) == k;
+    if (narrow || wide) {
+      return Finding{"zip-descriptor-decoy",
+                     Severity::Error,
+                     std::string(m.name),
+                     std::nullopt,
+                     "member '" + std::string(m.name) +
+                         "' (flag bit 3) holds a data descriptor after " + std::to_string(k) +
+                         " of its " + std::to_string(m.size) +
+                         " data bytes, with those sizes: a reader that ends stored data at its "
+                         "descriptor stops there and reads the rest as other members",
+                     0};
+    }
+  }
+  return std::nullopt;
 }
 
 /// The members whose CRC-32 deep validation checks, by offset: none starts inside another

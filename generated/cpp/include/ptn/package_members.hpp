@@ -133,7 +133,7 @@ inline std::vector<Finding> ptg_findings(ByteSpan ptg) {
   if (size > kProgramMaxBytes) {
     add("ptg-too-large", Severity::Warning,
         "program.ptg has " + std::to_string(size) +
-            " bytes; the reference runtime refuses programs over " +
+            " bytes; the proposed ExecuTorch C++ loader refuses programs over " +
             std::to_string(kProgramMaxBytes));
   }
   return out;

@@ -224,6 +224,7 @@ class Stages {
                            ": the data was altered or corrupted",
                        0});
         }
+        if (auto decoy = zip::decoy_finding(data, m)) emit(*decoy);
       }
       if (parsed_.header && !parsed_.header->tensors.empty()) {
         emit_all(

@@ -89,6 +89,7 @@ inline constexpr Rule kRules[] = {
     {"zip-crc-mismatch", Severity::Error},
     {"zip-data-before-archive", Severity::Error},
     {"zip-data-descriptor", Severity::Error},
+    {"zip-descriptor-decoy", Severity::Error},
     {"zip-duplicate-member", Severity::Error},
     {"zip-header-mismatch", Severity::Error},
     {"zip-member-compressed", Severity::Error},
