@@ -1,6 +1,7 @@
 // A read-only mapping of a regular file (POSIX open + fstat + mmap): how BasicPackage
 // opens a path. The bytes are never copied; pages are read when a check or a tensor view
-// touches them. Failures are ptn-io-error, as in the Python reference.
+// touches them. Failures are ptn-io-error, as in the Python reference. A mapping's one
+// hazard: a file truncated by another program while mapped raises SIGBUS on access.
 #pragma once
 
 #include <cerrno>
