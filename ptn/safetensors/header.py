@@ -376,12 +376,12 @@ def _checked_entries(
         else:
             spans.append((offs[0], offs[1], key))
         if key == "" or type(entry) is not dict or set(entry) != _ENTRY_FIELDS:
-            problem = (
+            invalid = (
                 "the tensor key is empty; every key must name its tensor"
                 if key == ""
                 else "entry must be an object of dtype/shape/data_offsets"
             )
-            findings.append(_err("st-entry-invalid", here, problem))
+            findings.append(_err("st-entry-invalid", here, invalid))
             continue
         ok = True
         dtype = entry["dtype"]
