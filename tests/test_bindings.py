@@ -27,12 +27,17 @@ EXAMPLES = REPO / "examples" / "bindings"
 DOCS = REPO / "docs" / "bindings.md"
 STRICT = ("-std=c++17", "-Wall", "-Wextra", "-Werror")
 MORE_WARNINGS = ("-Wpedantic", "-Wshadow", "-Wconversion")
+NO_EXCEPTIONS = ("-fno-exceptions", "-fno-rtti")
 
 
 def compile_cpp(
-    cxx: list[str], source: Path, out: Path, include: Path = CPP_DIR / "include"
+    cxx: list[str],
+    source: Path,
+    out: Path,
+    include: Path = CPP_DIR / "include",
+    flags: tuple[str, ...] = NO_EXCEPTIONS,
 ) -> Path:
-    cmd = [*cxx, *STRICT, *MORE_WARNINGS, "-I", str(include), str(source), "-o", str(out)]
+    cmd = [*cxx, *STRICT, *MORE_WARNINGS, *flags, "-I", str(include), str(source), "-o", str(out)]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, f"{shlex.join(cmd)}\n{proc.stderr}"
     return out
@@ -54,6 +59,30 @@ def test_docs_show_the_example_programs_verbatim() -> None:
         text = doc.read_text(encoding="utf-8")
         for name in ("read_windows.cpp", "read_windows.mjs"):
             assert (EXAMPLES / name).read_text(encoding="utf-8") in text, (doc.name, name)
+    loader = (EXAMPLES / "load_package.cpp").read_text(encoding="utf-8")
+    assert f"```cpp\n{loader}```" in DOCS.read_text(encoding="utf-8")
+
+
+def test_docs_cpp_loader_prints_what_the_docs_show(fresh_clone: Path, cxx: list[str]) -> None:
+    """The worked C++ loader of docs/bindings.md: its build (without exceptions or RTTI)
+    and run commands, as written, on a fresh clone print exactly the output block after
+    them."""
+    blocks = re.findall(
+        r"^```sh\n([^`]*?)^```\n\n```text\n([^`]*?)^```", DOCS.read_text(encoding="utf-8"), re.M
+    )
+    found = [block for block in blocks if "load_package" in block[0]]
+    assert len(found) == 1, "docs/bindings.md shows the loader's commands, then its output"
+    script, shown = found[0]
+    assert "-fno-exceptions -fno-rtti" in script
+    proc = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script],
+        cwd=fresh_clone,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, f"{script}\n{proc.stdout}\n{proc.stderr}"
+    assert proc.stdout == shown
 
 
 def _example_scripts(doc: Path) -> list[str]:
@@ -117,46 +146,40 @@ CPP_TYPED_READS = r"""
 
 #include <cstdint>
 #include <iostream>
-#include <stdexcept>
 #include <string>
-#include <type_traits>
 
-static_assert(std::is_base_of_v<std::runtime_error, ptn::Error>);
-
-template <class F>
-std::string rule_of(F&& f) {
-  try {
-    f();
-    return "ok";
-  } catch (const ptn::Error& e) {
-    return e.rule() + (e.has_pointer() ? " '" + e.pointer() + "'" : " -");
-  }
+template <class T>
+std::string rule_of(const ptn::Result<T>& r) {
+  if (r) return "ok";
+  const ptn::Error& e = r.error();
+  return e.rule() + (e.has_pointer() ? " '" + e.pointer() + "'" : " -");
 }
 
 int main() {
-  const ptn::Metadata m = ptn::Metadata::parse(
+  const ptn::Result<ptn::Metadata> parsed = ptn::Metadata::parse(
       R"({"get_vocab_size": 32000, "get_eos_ids": [2, 31999], "x": 1.5, "n": 300,)"
       R"( "e": [], "mix": [1, 2.5], "s": "h\u00e9", "b": [true, false],)"
       R"( "big": 9223372036854775807})");
+  const ptn::Metadata& m = parsed.value();
   std::cout << *m.vocab_size() << " " << (m.max_context_len() ? "set" : "absent") << "\n";
-  std::cout << m.metadata_int<std::uint16_t>("get_vocab_size") << " "
-            << m.metadata_int("big") << "\n";
-  std::cout << rule_of([&] { m.metadata_int<std::int8_t>("n"); }) << "\n";
-  std::cout << rule_of([&] { m.metadata_int("x"); }) << "\n";
-  std::cout << rule_of([&] { m.metadata_bool("nope"); }) << "\n";
-  std::cout << m.metadata_float("n") << " " << m.metadata_floats("get_eos_ids").size() << " "
-            << m.metadata_floats("mix").at(1) << " " << m.metadata_ints("e").size()
-            << m.metadata_strs("e").size() << "\n";
-  std::cout << m.metadata_str("s") << " " << m.metadata_bools("b").size() << " "
-            << ptn::kind_name(m.kind("mix")) << " " << ptn::kind_name(m.kind("e")) << "\n";
-  std::cout << rule_of([] { ptn::Metadata::parse(R"({"a": 1, "a": 2})"); }) << "\n";
-  std::cout << rule_of([] { ptn::Metadata::parse("[1]"); }) << "\n";
-  std::cout << rule_of([] { ptn::Metadata::parse(std::string("{}\0", 3)); }) << "\n";
-  std::cout << rule_of([] {
-    ptn::Metadata::parse(
-        R"({"get_kv_heads": [8], "get_head_dims": [64], "get_windows": [0, 0]})");
-  }) << "\n";
-  std::cout << m.to_json().dump() << "\n";
+  std::cout << m.metadata_int<std::uint16_t>("get_vocab_size").value() << " "
+            << m.metadata_int("big").value() << "\n";
+  std::cout << rule_of(m.metadata_int<std::int8_t>("n")) << "\n";
+  std::cout << rule_of(m.metadata_int("x")) << "\n";
+  std::cout << rule_of(m.metadata_bool("nope")) << "\n";
+  std::cout << m.metadata_float("n").value() << " " << m.metadata_floats("get_eos_ids")->size()
+            << " " << m.metadata_floats("mix")->at(1) << " " << m.metadata_ints("e")->size()
+            << m.metadata_strs("e")->size() << "\n";
+  std::cout << m.metadata_str("s").value() << " " << m.metadata_bools("b")->size() << " "
+            << ptn::kind_name(*m.kind("mix")) << " " << ptn::kind_name(*m.kind("e")) << "\n";
+  std::cout << rule_of(ptn::Metadata::parse(R"({"a": 1, "a": 2})")) << "\n";
+  std::cout << rule_of(ptn::Metadata::parse("[1]")) << "\n";
+  std::cout << rule_of(ptn::Metadata::parse(std::string("{}\0", 3))) << "\n";
+  std::cout << rule_of(ptn::Metadata::parse(
+                   R"({"get_kv_heads": [8], "get_head_dims": [64], "get_windows": [0, 0]})"))
+            << "\n";
+  std::cout << m.to_json() << "\n";
+  std::cout << m.metadata_int("x").value_or(-1) << " " << parsed.error().rule() << "\n";
 }
 """
 
@@ -173,6 +196,35 @@ json-trailing-data -
 llm-cache-geometry-length '/get_windows'
 {"get_vocab_size":32000,"get_eos_ids":[2,31999],"x":1.5,"n":300,"e":[],"mix":[1.0,2.5],\
 "s":"h\u00e9","b":[true,false],"big":9223372036854775807}
+-1 """
+
+# Reading a Result against its state is a caller's bug: it aborts with the error's text.
+CPP_MISUSE_ABORT = "ptn: Result::error() called on a value"
+
+CPP_THROWING = r"""
+#include <ptn/metadata.hpp>
+#include <ptn/throwing.hpp>
+
+#include <iostream>
+#include <stdexcept>
+#include <type_traits>
+
+static_assert(std::is_base_of_v<std::runtime_error, ptn::Exception>);
+
+int main() {
+  const ptn::Metadata m = ptn::or_throw(ptn::Metadata::parse(R"({"n": 300})"));
+  std::cout << ptn::or_throw(m.metadata_int("n")) << "\n";
+  try {
+    ptn::or_throw(m.metadata_int<std::int8_t>("n"));
+  } catch (const ptn::Exception& e) {
+    std::cout << e.rule() << " " << e.pointer() << " | " << e.what() << "\n";
+  }
+  try {
+    ptn::or_throw(ptn::Metadata::parse("{"));
+  } catch (const std::runtime_error& e) {
+    std::cout << e.what() << "\n";
+  }
+}
 """
 
 
@@ -182,7 +234,9 @@ def test_every_cpp_header_compiles_alone(cxx: list[str], include: Path) -> None:
     headers = sorted((include / "ptn").glob("*.hpp"))
     assert len(headers) >= 3
     for header in headers:
-        cmd = [*cxx, *STRICT, *MORE_WARNINGS, "-I", str(include), "-x", "c++", "-fsyntax-only"]
+        flags = () if header.name == "throwing.hpp" else NO_EXCEPTIONS
+        cmd = [*cxx, *STRICT, *MORE_WARNINGS, *flags, "-I", str(include), "-x", "c++"]
+        cmd.append("-fsyntax-only")
         proc = subprocess.run(
             [*cmd, "-"], input=f"#include <ptn/{header.name}>\n", capture_output=True, text=True
         )
@@ -190,10 +244,32 @@ def test_every_cpp_header_compiles_alone(cxx: list[str], include: Path) -> None:
 
 
 def test_cpp_header_reads_typed_values(cxx: list[str], tmp_path: Path) -> None:
+    """Errors as values, built without exceptions or RTTI; misreading a Result aborts."""
     source = tmp_path / "typed_reads.cpp"
     source.write_text(CPP_TYPED_READS, encoding="utf-8")
     exe = compile_cpp(cxx, source, tmp_path / "typed_reads")
-    assert run([str(exe)]) == CPP_TYPED_READS_OUT
+    proc = subprocess.run([str(exe)], capture_output=True, text=True, check=False)
+    assert proc.stdout == CPP_TYPED_READS_OUT
+    assert proc.returncode != 0 and CPP_MISUSE_ABORT in proc.stderr
+
+
+def test_cpp_throwing_layer(cxx: list[str], tmp_path: Path) -> None:
+    """ptn/throwing.hpp, for applications built with exceptions: ptn::Exception per Error."""
+    source = tmp_path / "throwing.cpp"
+    source.write_text(CPP_THROWING, encoding="utf-8")
+    out = run([str(compile_cpp(cxx, source, tmp_path / "throwing", flags=()))]).splitlines()
+    assert out[0] == "300"
+    assert out[1].startswith("metadata-read-out-of-range /n | metadata-read-out-of-range ")
+    assert out[2].startswith("json-syntax metadata.json: ")
+    syntax_only = ["-std=c++17", "-fno-exceptions", "-x", "c++", "-fsyntax-only"]
+    proc = subprocess.run(
+        [*cxx, *syntax_only, "-I", str(CPP_DIR / "include"), "-"],
+        input="#include <ptn/throwing.hpp>\n",
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode != 0 and "build with exceptions" in proc.stderr
 
 
 # ---------------------------------------------------------------------------
@@ -390,14 +466,14 @@ CPP_NEW_NAMES = r"""
 
 int main() {
   const auto m = ptn::Metadata::parse(R"({"get_rope_base": 10000.0, "tokenizer.kind": "bpe"})");
-  std::cout << *m.rope_base() << " " << *m.tokenizer_kind() << "\n";
+  std::cout << *m->rope_base() << " " << *m->tokenizer_kind() << "\n";
   for (const char* text : {R"({"get_rope_base": 10000})", R"({"get_rope_base": 0.5})",
                            R"({"tokenizer.kind": "wordpiece"})"}) {
-    try {
-      ptn::Metadata::parse(text);
+    const auto parsed = ptn::Metadata::parse(text);
+    if (parsed) {
       std::cout << "valid\n";
-    } catch (const ptn::Error& e) {
-      std::cout << e.rule() << " " << e.pointer() << "\n";
+    } else {
+      std::cout << parsed.error().rule() << " " << parsed.error().pointer() << "\n";
     }
   }
 }
@@ -451,3 +527,45 @@ def test_new_well_known_names_work_in_typescript(
     script = tmp_path / "new_names.mjs"
     script.write_text(TS_NEW_NAMES % {"index": (package / "dist/index.js").as_uri()})
     assert run([node, str(script)]) == NEW_NAMES_OUT
+
+
+PROGRAM_LAYOUT_CHECK = r"""
+#include <ptn/program_layout.hpp>
+#include <ptn/strict_json.hpp>
+
+#include <iostream>
+
+int main() {
+  const auto doc = ptn::json::parse(ptn::program::kProgramLayoutJson);
+  if (!doc) {
+    std::cout << doc.error().rule() << "\n";
+    return 1;
+  }
+  std::cout << ptn::program::kProgramLayoutJson.size() << " " << doc->node(0).count << "\n";
+}
+"""
+
+
+def test_program_description_reaches_cpp_as_data(cxx: list[str], tmp_path: Path) -> None:
+    """Once schema/program.layout.json exists (issue 25), the generator renders it into
+    generated/cpp/include/ptn/program_layout.hpp, which the C++ program stage parses with
+    its own strict JSON reader: any description, split into literals MSVC accepts."""
+    root = tmp_path / "repo"
+    shutil.copytree(REPO / "schema", root / "schema")
+    shutil.copytree(RUNTIME, root / "bindings", ignore=shutil.ignore_patterns("node_modules"))
+    shutil.copy(REPO / "spec.md", root / "spec.md")
+    assert "generated/cpp/include/ptn/program_layout.hpp" not in render_all(root)
+    fields = [{"name": f"f{k}", "slot": k} for k in range(40)]
+    tables = {f"T{i}": {"fields": fields} for i in range(30)}
+    note = 'quotes " and \\ and é'
+    description = json.dumps({"root": "T0", "tables": tables, "note": note}, ensure_ascii=False)
+    (root / "schema" / "program.layout.json").write_text(description, encoding="utf-8")
+    outputs = render_all(root)
+    header = outputs["generated/cpp/include/ptn/program_layout.hpp"]
+    assert "DO NOT EDIT" in header.splitlines()[0] and len(description) > 16_000
+    write_all(outputs, root)
+    source = tmp_path / "layout.cpp"
+    source.write_text(PROGRAM_LAYOUT_CHECK, encoding="utf-8")
+    exe = compile_cpp(cxx, source, tmp_path / "layout", include=root / "generated/cpp/include")
+    size, members = run([str(exe)]).split()
+    assert int(size) == len(description.encode()) and int(members) == 3

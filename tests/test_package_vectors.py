@@ -1,5 +1,6 @@
 """The package conformance corpus (tests/vectors/packages): ptn.validate, `ptn validate
---json` and the TypeScript validator must all report the manifest's findings.
+--json`, the TypeScript validator and the C++ validator must all report the manifest's
+findings (C++ without those of the rules it declares it lacks, printed by its test).
 
 The manifest records, per vector, the verdict and the findings (rule, severity,
 member, pointer, in order) of the fast and the deep check; the vectors are built by
@@ -13,7 +14,14 @@ import sys
 from pathlib import Path
 
 from tools.conformance import make_package_vectors
-from tools.conformance.corpus import PACKAGES, manifest, mismatches, package_expected
+from tools.conformance.capabilities import describe
+from tools.conformance.corpus import (
+    PACKAGES,
+    manifest,
+    mismatches,
+    package_expected,
+    package_left_out,
+)
 from tools.conformance.runners import run, run_report_command
 
 REPO = Path(__file__).resolve().parent.parent
@@ -89,3 +97,9 @@ def test_ptn_validate_json_matches_manifest() -> None:
 def test_typescript_matches_manifest(node: str) -> None:
     """The Node command (bin/ptn-validate.mjs --json) of the built binding."""
     assert mismatches(package_expected(), run("typescript", FILES)) == []
+
+
+def test_cpp_matches_manifest(cxx: list[str]) -> None:
+    """The C++ runner (ptn::validate, built -fno-exceptions -fno-rtti), fast and deep."""
+    print(describe("cpp", package_left_out("cpp")))
+    assert mismatches(package_expected("cpp"), run("cpp", FILES)) == []

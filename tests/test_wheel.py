@@ -135,6 +135,13 @@ def test_cpp_bindings_compile_and_read(installed: Installed, cxx: list[str]) -> 
     source = REPO / "examples" / "bindings" / "read_windows.cpp"
     _checked([*cxx, *STRICT, "-I", out / "include", source, "-o", exe])
     assert installed.run(exe, LLM_FULL).stdout == "512 0 512 0\n"
+    # The whole-package binding too, as a runtime builds it (no exceptions, no RTTI).
+    loader = installed.work / "load_package"
+    source = REPO / "examples" / "bindings" / "load_package.cpp"
+    flags = ("-fno-exceptions", "-fno-rtti")
+    _checked([*cxx, *STRICT, *flags, "-I", out / "include", source, "-o", loader])
+    printed = installed.run(loader, REPO / "examples" / "tiny-llm.ptn").stdout
+    assert printed.startswith("vocab 64 eos 2 3 context 128\n")
 
 
 def test_typescript_bindings_are_the_package(installed: Installed) -> None:

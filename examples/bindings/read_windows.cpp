@@ -28,24 +28,23 @@ int main(int argc, char** argv) {
     return 1;
   }
   const std::string data{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  try {
-    const ptn::Metadata metadata = ptn::Metadata::parse(data);
-    // get_windows -> windows(): std::nullopt when the package does not publish it.
-    const std::optional<std::vector<std::int64_t>> windows = metadata.windows();
-    if (!windows) {
-      std::cout << "no get_windows\n";
-      return 0;
-    }
-    const char* separator = "";
-    for (const std::int64_t window : *windows) {
-      std::cout << separator << window;
-      separator = " ";
-    }
-    std::cout << "\n";
-  } catch (const ptn::Error& err) {
-    // err.rule() is the rule id of spec.md, err.pointer() a JSON pointer into the member.
-    std::cerr << path << ": " << err.what() << "\n";
+  const ptn::Result<ptn::Metadata> metadata = ptn::Metadata::parse(data);
+  if (!metadata) {
+    // rule() is the rule id of spec.md, pointer() a JSON pointer into the member.
+    std::cerr << path << ": " << metadata.error().what() << "\n";
     return 1;
   }
+  // get_windows -> windows(): std::nullopt when the package does not publish it.
+  const std::optional<std::vector<std::int64_t>> windows = metadata->windows();
+  if (!windows) {
+    std::cout << "no get_windows\n";
+    return 0;
+  }
+  const char* separator = "";
+  for (const std::int64_t window : *windows) {
+    std::cout << separator << window;
+    separator = " ";
+  }
+  std::cout << "\n";
   return 0;
 }

@@ -32,7 +32,8 @@ def codegen(ctx: click.Context) -> None:
 
 
 _BUILD_HINTS = {
-    "cpp": "compile with: g++ -std=c++17 -I {dir}/include ... (needs nlohmann/json 3.x)",
+    "cpp": "compile with: g++ -std=c++17 -I {dir}/include ...  (no dependency; or CMake: "
+    "add_subdirectory({dir}) and link ptn::ptn)",
     "typescript": "build with: cd {dir} && npm ci && npx tsc   (Node.js >= 20; writes dist/)",
 }
 
@@ -42,10 +43,11 @@ _BUILD_HINTS = {
 @click.argument("directory", type=click.Path(file_okay=False))
 @click.option("--force", is_flag=True, help="Replace files in DIRECTORY whose content differs.")
 def bindings(language: str, directory: str, force: bool) -> None:
-    """Write the C++ or TypeScript metadata binding into DIRECTORY.
+    """Write the C++ or TypeScript binding into DIRECTORY.
 
-    The sources (header-only C++17, or an npm package) ship with ptn: the same files as the
-    repository's generated/cpp/ or generated/typescript/. Other files in DIRECTORY are left alone.
+    The sources (header-only C++17 with a CMake package, or an npm package) ship with ptn: the
+    same files as the repository's generated/cpp/ or generated/typescript/. Other files in
+    DIRECTORY are left alone.
     """
     import shlex
 

@@ -33,7 +33,7 @@ NAMES = tuple(FILES)
 # pyproject.toml, so that a checkout and a wheel give the same files (and never build
 # products such as dist/, node_modules/ or build/).
 BINDING_FILES = {
-    "cpp": ("*.cpp", "include/ptn/*.hpp"),
+    "cpp": ("*.cpp", "CMakeLists.txt", "cmake/*.cmake.in", "include/ptn/*.hpp"),
     "typescript": ("*.json", "*.mjs", "bin/*.mjs", "src/*.ts"),
 }
 LANGUAGES = tuple(sorted(BINDING_FILES))

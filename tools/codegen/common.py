@@ -33,10 +33,16 @@ def runtime_copies(root: Path, language: str, names: tuple[str, ...]) -> dict[st
     """
     source = root / "bindings" / language
     return {
-        f"{language}/{rel}": header("//", f"bindings/{language}/{rel}")
+        f"{language}/{rel}": header(comment_syntax(rel), f"bindings/{language}/{rel}")
         + (source / rel).read_text(encoding="utf-8")
         for rel in names
     }
+
+
+def comment_syntax(rel: str) -> str:
+    """How a line comment starts in the file at ``rel``: CMake's ``#``, else ``//``."""
+    name = rel.rsplit("/", 1)[-1]
+    return "#" if name == "CMakeLists.txt" or ".cmake" in name else "//"
 
 
 def base_kind(kind: str) -> str:

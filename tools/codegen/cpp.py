@@ -1,18 +1,25 @@
-"""C++ target: a header-only C++17 library over nlohmann/json, generated from the schema.
+"""C++ target: a dependency-free C++17 library (header-only, or CMake), generated from the schema.
 
-Layout under generated/cpp/ (users add ``-I generated/cpp/include``):
+Layout under generated/cpp/ (users add ``-I generated/cpp/include``, or use CMake):
 
 - ``include/ptn/metadata.hpp``: generated from the schema: the tables (name grammar,
   well-known names with kinds and ranges, x-ptn-rules) and ``ptn::Metadata`` with one
   accessor per well-known name;
-- ``include/ptn/{error,strict_json,metadata_core}.hpp`` and ``conformance_runner.cpp``:
-  the schema-independent runtime, copied from ``bindings/cpp/`` (where it is edited).
+- ``include/ptn/rules.hpp`` (every rule id of spec.md with its severity) and
+  ``include/ptn/package.hpp`` (``ptn::validate``, ``ptn::Package`` bound to those tables):
+  rendered by ``tools/codegen/cpp_package.py``, which also renders
+  ``include/ptn/program_layout.hpp`` once ``schema/program.layout.json`` exists;
+- the other ``include/ptn/*.hpp`` (strict JSON, metadata core, zip reader, safetensors,
+  package stages, the optional exception layer), ``conformance_runner.cpp``,
+  ``CMakeLists.txt`` and ``cmake/ptnConfig.cmake.in``: the schema-independent runtime,
+  copied from ``bindings/cpp/`` (where it is edited).
 
 Helpers shared with the TypeScript emitter live in ``tools/codegen/common.py``.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -30,14 +37,35 @@ from tools.codegen.common import (
     runtime_copies,
     unique_accessors,
 )
+from tools.codegen.cpp_package import package_outputs
 from tools.codegen.schema_info import SchemaInfo, WellKnown
 
 # The runtime of bindings/cpp/, copied into generated/cpp/ at the same paths.
 CPP_RUNTIME = (
     "include/ptn/error.hpp",
+    "include/ptn/bytes.hpp",
+    "include/ptn/findings.hpp",
+    "include/ptn/json_tape.hpp",
+    "include/ptn/json_lex.hpp",
     "include/ptn/strict_json.hpp",
+    "include/ptn/string_table.hpp",
+    "include/ptn/metadata_values.hpp",
     "include/ptn/metadata_core.hpp",
+    "include/ptn/crc32.hpp",
+    "include/ptn/zip_ends.hpp",
+    "include/ptn/zip_central.hpp",
+    "include/ptn/zip_reader.hpp",
+    "include/ptn/tensor_table.hpp",
+    "include/ptn/header_lean.hpp",
+    "include/ptn/safetensors.hpp",
+    "include/ptn/mapped_file.hpp",
+    "include/ptn/package_members.hpp",
+    "include/ptn/package_stages.hpp",
+    "include/ptn/package_core.hpp",
+    "include/ptn/throwing.hpp",
     "conformance_runner.cpp",
+    "CMakeLists.txt",
+    "cmake/ptnConfig.cmake.in",
 )
 
 CPP_KEYWORDS = frozenset(
@@ -52,12 +80,12 @@ CPP_KEYWORDS = frozenset(
 )
 # Members of ptn::MetadataBase / ptn::Metadata an accessor must not shadow.
 CPP_MEMBERS = frozenset(
-    """contains size empty names value kind metadata_int metadata_ints metadata_float
+    """contains size empty names value find kind metadata_int metadata_ints metadata_float
     metadata_floats metadata_str metadata_strs metadata_bool metadata_bools to_json parse
-    load optional_int optional_ints optional_float optional_floats optional_str optional_strs
-    optional_bool optional_bools read narrow find llm_error check_well_known join check_rule
-    check_together check_equal_length check_less_than entries_ index_ Metadata
-    MetadataBase""".split()
+    from_document load optional_int optional_ints optional_float optional_floats
+    optional_str optional_strs optional_bool optional_bools missing read narrow
+    check_well_known join check_rule check_together check_equal_length check_less_than
+    entries_ index_ Metadata MetadataBase""".split()
 )
 
 
@@ -79,6 +107,11 @@ def cpp_string(text: str) -> str:
             out.append(f"\\{byte:03o}")
     out.append('"')
     return "".join(out)
+
+
+def cpp_char(char: str) -> str:
+    """A C++ character literal of one printable ASCII character."""
+    return "'\\''" if char == "'" else "'\\\\'" if char == "\\" else f"'{char}'"
 
 
 def _cpp_int(value: int) -> str:
@@ -158,11 +191,53 @@ def _rule_entry(rule: dict[str, Any]) -> str:
     )
 
 
+# The one shape of name pattern the C++ runtime matches without a regex engine (std::regex
+# would need exceptions and recursion): segments of [first][rest]* joined by one character.
+_GRAMMAR = re.compile(
+    r"\^\[(?P<first>[^\]]+)\]\[(?P<rest>[^\]]+)\]\*"
+    r"\((?P<sep>\\.|[^\\\[\]()*+?^$|])\[(?P=first)\]\[(?P=rest)\]\*\)\*"
+    r"\(\?!\[\\s\\S\]\)"
+)
+
+
+def _class_chars(spec: str) -> str:
+    """The characters of a regex character class body of ASCII ranges and literals."""
+    out, i = [], 0
+    while i < len(spec):
+        if i + 2 < len(spec) and spec[i + 1] == "-":
+            out += [chr(c) for c in range(ord(spec[i]), ord(spec[i + 2]) + 1)]
+            i += 3
+        elif spec[i] in "\\^[":
+            raise ValueError(f"character class [{spec}] is not one C++ can render")
+        else:
+            out.append(spec[i])
+            i += 1
+    if not all(0x20 < ord(c) < 0x7F for c in out):
+        raise ValueError(f"character class [{spec}] holds other than printable ASCII")
+    return "".join(sorted(set(out)))
+
+
+def name_grammar(pattern: str) -> tuple[str, str, str]:
+    """(first characters, rest characters, separator) of the schema's name pattern.
+
+    ValueError for a pattern of another shape: the C++ runtime would need a regex engine.
+    """
+    m = _GRAMMAR.fullmatch(pattern)
+    if m is None:
+        raise ValueError(
+            f"propertyNames pattern {pattern!r} is not of the form "
+            "^[F][R]*(S[F][R]*)*(?![\\s\\S]) that the C++ binding renders as a table"
+        )
+    sep = m["sep"][-1]
+    return _class_chars(m["first"]), _class_chars(m["rest"]), sep
+
+
 def emit_metadata_header(info: SchemaInfo) -> str:
     check_expressible(info)
     accessors = unique_accessors(info, lambda s: s, CPP_KEYWORDS | CPP_MEMBERS)
     known = "\n".join(_well_known_entry(w) for w in info.well_known)
     rules = "\n".join(_rule_entry(r) for r in info.rules)
+    first, rest, separator = name_grammar(info.name_pattern)
     methods = []
     for w in info.well_known:
         methods.append(
@@ -175,7 +250,7 @@ def emit_metadata_header(info: SchemaInfo) -> str:
     return (
         header("//", SCHEMA_SOURCE)
         + f"""// ptn::Metadata: metadata.json of a .ptn package (spec chapter 9) for C++17.
-// Header-only over nlohmann/json; build with -std=c++17 -I generated/cpp/include.
+// Header-only, no dependency, no exception; build with -std=c++17 -I generated/cpp/include.
 #pragma once
 
 #include <cstdint>
@@ -183,6 +258,7 @@ def emit_metadata_header(info: SchemaInfo) -> str:
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ptn/metadata_core.hpp"
@@ -199,6 +275,7 @@ inline const detail::SchemaTables& metadata_tables() {{
       {cpp_string(info.schema_id)},
       {cpp_string(info.name_pattern)},
       {info.name_max_bytes},
+      detail::NameGrammar{{{cpp_string(first)}, {cpp_string(rest)}, {cpp_char(separator)}}},
       {{
 {known}
       }},
@@ -210,20 +287,27 @@ inline const detail::SchemaTables& metadata_tables() {{
 
 }}  // namespace schema
 
-/// Validated metadata.json contents; immutable. Every failure is a ptn::Error.
+/// Validated metadata.json contents; immutable. Every failure is a ptn::Error in a Result.
 class Metadata : public MetadataBase {{
  public:
-  /// Parse strict JSON (spec section 8) and check chapter 9; throws ptn::Error.
-  static Metadata parse(std::string_view data) {{
+  /// Parse strict JSON (spec section 8) and check chapter 9: the first rule broken, if any.
+  static Result<Metadata> parse(std::string_view data) {{
     Metadata metadata;
-    metadata.load(data, schema::metadata_tables());
+    if (auto error = metadata.load(data, schema::metadata_tables())) return std::move(*error);
+    return metadata;
+  }}
+
+  /// Check chapter 9 over a document already parsed by json::parse.
+  static Result<Metadata> from_document(const json::Document& doc) {{
+    Metadata metadata;
+    if (auto error = metadata.load(doc, schema::metadata_tables())) return std::move(*error);
     return metadata;
   }}
 
 {chr(10).join(methods)}}};
 
 /// Same as ptn::Metadata::parse.
-inline Metadata parse_metadata(std::string_view data) {{ return Metadata::parse(data); }}
+inline Result<Metadata> parse_metadata(std::string_view data) {{ return Metadata::parse(data); }}
 
 }}  // namespace ptn
 """
@@ -234,4 +318,5 @@ def cpp_outputs(info: SchemaInfo, root: Path) -> dict[str, str]:
     """Path relative to generated/ -> text, for the C++ target of the checkout at ``root``."""
     outputs = runtime_copies(root, "cpp", CPP_RUNTIME)
     outputs["cpp/include/ptn/metadata.hpp"] = emit_metadata_header(info)
+    outputs.update(package_outputs(root))
     return outputs

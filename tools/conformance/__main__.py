@@ -17,7 +17,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from tools.conformance.corpus import expected, mismatches
+from tools.conformance.capabilities import describe, gaps
+from tools.conformance.corpus import expected, mismatches, package_left_out
 from tools.conformance.runners import LANGUAGES, run
 
 
@@ -38,6 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     wrong = mismatches(want, output)
     for line in wrong:
         print(line)
+    if gaps(args.lang):
+        print(describe(args.lang, package_left_out(args.lang)))
     files = len({path for path, _ in want})
     if wrong:
         print(f"{args.lang}: {len(wrong)} lines differ from the manifests ({files} vectors)")

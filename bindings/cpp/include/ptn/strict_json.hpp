@@ -1,241 +1,123 @@
-// Strict JSON (spec section 8) for the ptn C++ binding: a validating pass over the bytes.
+// Strict JSON (spec section 8) for the ptn C++ binding: one pass over the bytes that checks
+// every json-* rule and builds a flat tape of the values (no dependency, no exception).
 //
-// nlohmann/json then builds the values (ptn/metadata_core.hpp); this pass decides every
-// json-* rule first, exactly as the Python reference (ptn.json.strict) does, including
-// which rule wins when several apply:
+// Rules are decided exactly as the Python reference (ptn.json.strict) decides them,
+// including which wins when several apply:
 //   1. json-too-large, json-bom, json-invalid-utf8 (the whole document, before parsing);
 //   2. while parsing, in document order: json-syntax, json-nonfinite-literal, an integer
 //      token of more than 4300 digits (json-number-overflow), json-duplicate-name (found
 //      when its object closes), nesting beyond kParseDepthCap (json-too-deep);
 //   3. json-trailing-data;
 //   4. a top-level float that overflows binary64 (json-number-overflow);
-//   5. json-lone-surrogate (the first in document order);
-//   6. walking containers in document order: a container nested deeper than 64 levels
-//      (json-too-deep) or one holding a float that overflows (json-number-overflow).
-// It allocates nothing in proportion to a size read from the input and never recurses
-// deeper than kParseDepthCap.
+//   5. json-lone-surrogate (the first in document order, names before values);
+//   6. the first container in document order nested deeper than 64 levels (json-too-deep)
+//      or holding a float that overflows (json-number-overflow).
+//
+// The tape it builds is ptn/json_tape.hpp's Document. The parser is iterative: its stack
+// is a vector of frames, never the call stack, and it stops at kParseDepthCap levels.
 #pragma once
 
-#include <cerrno>
-#include <charconv>
-#include <clocale>
+#include <cstddef>
 #include <cstdint>
-#include <cstdlib>
+#include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "ptn/error.hpp"
+#include "ptn/json_lex.hpp"
+#include "ptn/json_tape.hpp"
 
 namespace ptn {
-namespace strict_json {
+namespace json {
 
-/// json-too-large: the proposed ExecuTorch C++ loader's cap (spec 1.1) on a JSON member.
-inline constexpr std::size_t kMaxBytes = std::size_t{64} * 1024 * 1024;
-/// json-too-deep: arrays and objects nest at most this deep; the top-level value is level 1.
-inline constexpr std::size_t kMaxDepth = 64;
-/// Nesting deeper than this stops the parse at once with json-too-deep. The Python
-/// reference does the same at its interpreter's recursion limit (about 1000 levels);
-/// nesting between kMaxDepth and this cap is reported after the parse (step 6).
-inline constexpr std::size_t kParseDepthCap = 900;
-/// json-number-overflow: an integer token may have at most this many digits.
-inline constexpr std::size_t kMaxIntDigits = 4300;
-
-namespace detail {
-
-/// Index of the first byte that is not part of well-formed UTF-8, or data.size().
-inline std::size_t invalid_utf8_at(std::string_view data) {
-  const auto* p = reinterpret_cast<const unsigned char*>(data.data());
-  const std::size_t n = data.size();
-  std::size_t i = 0;
-  auto cont = [&](std::size_t k, unsigned lo, unsigned hi) {
-    return k < n && p[k] >= lo && p[k] <= hi;
-  };
-  while (i < n) {
-    const unsigned c = p[i];
-    if (c < 0x80) {
-      ++i;
-    } else if (c >= 0xC2 && c <= 0xDF) {
-      if (!cont(i + 1, 0x80, 0xBF)) return i;
-      i += 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      const unsigned lo = c == 0xE0 ? 0xA0 : 0x80;
-      const unsigned hi = c == 0xED ? 0x9F : 0xBF;  // ED A0..BF would encode a surrogate
-      if (!cont(i + 1, lo, hi) || !cont(i + 2, 0x80, 0xBF)) return i;
-      i += 3;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      const unsigned lo = c == 0xF0 ? 0x90 : 0x80;
-      const unsigned hi = c == 0xF4 ? 0x8F : 0xBF;  // nothing above U+10FFFF
-      if (!cont(i + 1, lo, hi) || !cont(i + 2, 0x80, 0xBF) || !cont(i + 3, 0x80, 0xBF)) {
-        return i;
-      }
-      i += 4;
-    } else {
-      return i;  // continuation byte, overlong lead (C0, C1) or F5..FF
-    }
-  }
-  return n;
-}
-
-/// True if the float token is at least 1 in magnitude (so a range error is an overflow).
-inline bool magnitude_at_least_one(const char* s, const char* e) {
-  if (s < e && *s == '-') ++s;
-  long long exponent10 = 0;
-  bool found = false;
-  long long int_digits = 0;
-  const char* q = s;
-  for (; q < e && *q >= '0' && *q <= '9'; ++q) {
-    if (!found && *q != '0') {
-      found = true;
-      exponent10 = -int_digits;  // fixed up below with the integer part's length
-    }
-    ++int_digits;
-  }
-  if (found) {
-    exponent10 += int_digits - 1;
-  }
-  if (q < e && *q == '.') {
-    long long frac_index = 0;
-    for (++q; q < e && *q >= '0' && *q <= '9'; ++q) {
-      ++frac_index;
-      if (!found && *q != '0') {
-        found = true;
-        exponent10 = -frac_index;
-      }
-    }
-  }
-  if (!found) return false;  // zero
-  if (q < e && (*q == 'e' || *q == 'E')) {
-    ++q;
-    bool negative = false;
-    if (q < e && (*q == '+' || *q == '-')) negative = *q++ == '-';
-    long long exp = 0;
-    for (; q < e && *q >= '0' && *q <= '9'; ++q) {
-      if (exp < 1000000000LL) exp = exp * 10 + (*q - '0');
-    }
-    exponent10 += negative ? -exp : exp;
-  }
-  return exponent10 >= 0;
-}
-
-/// True if a float token (RFC 8259 grammar) overflows binary64 to an infinity.
-inline bool float_token_overflows(const char* s, const char* e) {
-#if defined(__cpp_lib_to_chars) && __cpp_lib_to_chars >= 201611L
-  double value = 0.0;
-  const auto result = std::from_chars(s, e, value);
-  if (result.ec == std::errc::result_out_of_range) return magnitude_at_least_one(s, e);
-  return false;
-#else
-  // strtod reads the locale's decimal point; rewrite '.' accordingly.
-  std::string token(s, e);
-  const char* point = std::localeconv()->decimal_point;
-  if (point != nullptr && *point != '\0' && *point != '.') {
-    const auto dot = token.find('.');
-    if (dot != std::string::npos) token.replace(dot, 1, point);
-  }
-  errno = 0;
-  const double value = std::strtod(token.c_str(), nullptr);
-  return errno == ERANGE && (value > 1.0 || value < -1.0);
-#endif
-}
-
-inline void append_code_point(std::string& out, std::uint32_t cp) {
-  // Generalised UTF-8: a lone surrogate gets its 3-byte form, so decoded names stay
-  // distinct exactly when their code points differ (names are compared for duplicates).
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
-class Checker {
+/// The parser behind json::parse (one use per instance).
+class Parser {
  public:
-  Checker(std::string_view data, std::string member)
+  Parser(std::string_view data, std::optional<std::string> member)
       : p_(reinterpret_cast<const unsigned char*>(data.data())),
         n_(data.size()),
-        member_(std::move(member)) {}
+        member_(std::move(member)) {
+    doc_.source_ = data;
+  }
 
-  void run() {
+  Result<Document> run() {
     if (n_ > kMaxBytes) {
-      fail("json-too-large",
-           "document of " + std::to_string(n_) + " bytes exceeds " + std::to_string(kMaxBytes));
+      return fail("json-too-large", "document of " + std::to_string(n_) + " bytes exceeds " +
+                                        std::to_string(kMaxBytes));
     }
     if (n_ >= 3 && p_[0] == 0xEF && p_[1] == 0xBB && p_[2] == 0xBF) {
-      fail("json-bom", "document starts with a byte order mark; remove it");
+      return fail("json-bom", "document starts with a byte order mark; remove it");
     }
-    const std::size_t bad = invalid_utf8_at(
-        std::string_view(reinterpret_cast<const char*>(p_), n_));
-    if (bad != n_) fail("json-invalid-utf8", "invalid UTF-8 at byte " + std::to_string(bad));
+    const std::size_t bad =
+        detail::invalid_utf8_at(std::string_view(reinterpret_cast<const char*>(p_), n_));
+    if (bad != n_) return fail("json-invalid-utf8", "invalid UTF-8 at byte " + std::to_string(bad));
+    doc_.nodes_.reserve(n_ / 8 + 4);
     skip_ws();
-    value(0);
+    if (!parse_value_tree()) return std::move(*error_);
     skip_ws();
-    if (i_ != n_) fail("json-trailing-data", "Extra data at byte " + std::to_string(i_));
+    if (i_ != n_) return fail("json-trailing-data", "Extra data at byte " + std::to_string(i_));
     if (top_level_overflow_) {
-      fail("json-number-overflow", "the number overflows binary64 to infinity");
+      return fail("json-number-overflow", "the number overflows binary64 to infinity");
     }
-    if (has_lone_surrogate_) {
-      fail("json-lone-surrogate", "string holds a lone surrogate escape", true,
-           lone_surrogate_pointer_);
+    if (lone_surrogate_) {
+      return fail("json-lone-surrogate", "string holds a lone surrogate escape",
+                  std::move(lone_surrogate_pointer_));
     }
     if (flagged_ != kNone) {
       if (flagged_deep_) {
-        fail("json-too-deep", "nesting deeper than " + std::to_string(kMaxDepth));
+        return fail("json-too-deep", "nesting deeper than " + std::to_string(kMaxDepth));
       }
-      fail("json-number-overflow",
-           "a number overflows binary64 to infinity; write a finite number");
+      return fail("json-number-overflow",
+                  "a number overflows binary64 to infinity; write a finite number");
     }
+    return std::move(doc_);
   }
 
  private:
   static constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
 
   struct Frame {
+    std::uint32_t node;        // the container's node
+    std::uint32_t open_index;  // its rank among containers, in document order
+    std::uint32_t items;       // items (or names) completed so far
+    std::uint32_t name;        // objects: the node of the name being parsed
     bool object;
-    std::size_t open_index;
-    std::size_t index = 0;  // arrays: the item being parsed
-    std::string key;        // objects: the name being parsed
-    std::unordered_set<std::string> names;
-    bool has_duplicate = false;
-    std::string duplicate;
   };
 
-  [[noreturn]] void fail(const char* rule, const std::string& message, bool has_pointer = false,
-                         std::string pointer = "") const {
-    throw Error(rule, message, member_, has_pointer, std::move(pointer));
+  Error fail(const char* rule, std::string message,
+             std::optional<std::string> pointer = std::nullopt) const {
+    return Error(rule, std::move(message), member_, std::move(pointer));
   }
 
-  [[noreturn]] void syntax(const char* what) const {
-    fail("json-syntax", std::string(what) + " at byte " + std::to_string(i_));
+  bool stop(const char* rule, std::string message,
+            std::optional<std::string> pointer = std::nullopt) {
+    error_.emplace(fail(rule, std::move(message), std::move(pointer)));
+    return false;
   }
 
-  void skip_ws() {
-    while (i_ < n_ && (p_[i_] == ' ' || p_[i_] == '\t' || p_[i_] == '\n' || p_[i_] == '\r')) {
+  bool syntax(const char* what) {
+    return stop("json-syntax", std::string(what) + " at byte " + std::to_string(i_));
+  }
+
+  void skip_ws() noexcept {
+    while (i_ < n_ && (p_[i_] == ' ' || p_[i_] == '\n' || p_[i_] == '\r' || p_[i_] == '\t')) {
       ++i_;
     }
   }
 
-  bool literal(std::string_view word) const {
-    return n_ - i_ >= word.size() &&
-           std::string_view(reinterpret_cast<const char*>(p_ + i_), word.size()) == word;
+  bool literal(std::string_view word) const noexcept {
+    return n_ - i_ >= word.size() && std::memcmp(p_ + i_, word.data(), word.size()) == 0;
   }
 
-  static bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
+  void push(Type type, std::uint8_t flags, std::uint32_t count, std::uint64_t payload) {
+    doc_.nodes_.push(Node{type, flags, count, payload});
+  }
 
-  void flag(std::size_t open_index, bool deep) {
+  void flag(std::size_t open_index, bool deep) noexcept {
     if (open_index < flagged_) {
       flagged_ = open_index;
       flagged_deep_ = deep;
@@ -249,271 +131,325 @@ class Checker {
     for (std::size_t k = 0; k < count; ++k) {
       const Frame& f = frames_[k];
       out += "/";
-      out += f.object ? ptn::detail::escape_pointer_token(f.key) : std::to_string(f.index);
+      out +=
+          f.object ? ptn::detail::escape_pointer_token(doc_.text(f.name)) : std::to_string(f.items);
     }
     return out;
   }
 
-  void value(std::size_t depth) {
-    if (i_ >= n_) syntax("Expecting value");
+  /// Parse one whole value (with everything nested in it) at i_, in one loop: nesting
+  /// grows frames_, never the call stack.
+  bool parse_value_tree() {
+    bool need_value = true;
+    for (;;) {
+      if (need_value) {
+        if (!begin_value()) return false;
+        need_value = false;
+        if (opened_) {
+          opened_ = false;
+          skip_ws();
+          const Frame& f = frames_.back();
+          if (i_ < n_ && p_[i_] == (f.object ? '}' : ']')) {
+            if (!close_container()) return false;
+          } else {
+            if (f.object && !name()) return false;
+            need_value = true;
+            continue;
+          }
+        }
+      }
+      if (frames_.empty()) return true;
+      skip_ws();
+      Frame& f = frames_.back();
+      if (i_ < n_ && p_[i_] == (f.object ? '}' : ']')) {
+        ++f.items;
+        if (!close_container()) return false;
+        continue;
+      }
+      if (i_ >= n_ || p_[i_] != ',') return syntax("Expecting ',' delimiter");
+      ++i_;
+      ++f.items;
+      skip_ws();
+      if (f.object && !name()) return false;
+      need_value = true;
+    }
+  }
+
+  /// A name and its ':' inside the innermost object.
+  bool name() {
+    if (i_ >= n_ || p_[i_] != '"') {
+      return syntax("Expecting property name enclosed in double quotes");
+    }
+    frames_.back().name = static_cast<std::uint32_t>(doc_.nodes_.size());
+    if (!string(true)) return false;
+    skip_ws();
+    if (i_ >= n_ || p_[i_] != ':') return syntax("Expecting ':' delimiter");
+    ++i_;
+    skip_ws();
+    return true;
+  }
+
+  /// A scalar, or the opening of a container (which parse_value_tree then fills).
+  bool begin_value() {
+    if (i_ >= n_) return syntax("Expecting value");
     switch (p_[i_]) {
-      case '"':
-        string(false);
-        return;
-      case '{':
-        container(depth + 1, true);
-        return;
-      case '[':
-        container(depth + 1, false);
-        return;
+      case '"': return string(false);
+      case '{': return open(true);
+      case '[': return open(false);
       case 'n':
         if (literal("null")) {
           i_ += 4;
-          return;
+          push(Type::Null, 0, 0, 0);
+          return true;
         }
         break;
       case 't':
         if (literal("true")) {
           i_ += 4;
-          return;
+          push(Type::True, 0, 0, 0);
+          return true;
         }
         break;
       case 'f':
         if (literal("false")) {
           i_ += 5;
-          return;
+          push(Type::False, 0, 0, 0);
+          return true;
         }
         break;
       case 'N':
-        if (literal("NaN")) nonfinite("NaN");
+        if (literal("NaN")) return nonfinite("NaN");
         break;
       case 'I':
-        if (literal("Infinity")) nonfinite("Infinity");
+        if (literal("Infinity")) return nonfinite("Infinity");
         break;
       case '-':
-        if (literal("-Infinity")) nonfinite("-Infinity");
+        if (literal("-Infinity")) return nonfinite("-Infinity");
         break;
-      default:
-        break;
+      default: break;
     }
-    number();
+    return number();
   }
 
-  [[noreturn]] void nonfinite(const char* token) const {
-    fail("json-nonfinite-literal", std::string(token) + " is not JSON; write a finite number");
+  bool nonfinite(const char* token) {
+    return stop("json-nonfinite-literal",
+                std::string(token) + " is not JSON; write a finite number");
   }
 
-  void number() {
-    const std::size_t start = i_;
-    if (p_[i_] == '-') {
-      ++i_;
-      if (i_ >= n_) {
-        i_ = start;
-        syntax("Expecting value");
-      }
-    }
-    if (p_[i_] >= '1' && p_[i_] <= '9') {
-      ++i_;
-      while (i_ < n_ && is_digit(p_[i_])) ++i_;
-    } else if (p_[i_] == '0') {
-      ++i_;
-    } else {
-      i_ = start;
-      syntax("Expecting value");
-    }
-    const std::size_t int_end = i_;
-    bool is_float = false;
-    if (i_ + 1 < n_ && p_[i_] == '.' && is_digit(p_[i_ + 1])) {
-      is_float = true;
-      i_ += 2;
-      while (i_ < n_ && is_digit(p_[i_])) ++i_;
-    }
-    if (i_ < n_ && (p_[i_] == 'e' || p_[i_] == 'E')) {
-      const std::size_t e_start = i_;
-      ++i_;
-      if (i_ < n_ && (p_[i_] == '+' || p_[i_] == '-')) ++i_;
-      const std::size_t digits = i_;
-      while (i_ < n_ && is_digit(p_[i_])) ++i_;
-      if (i_ > digits) {
-        is_float = true;
-      } else {
-        i_ = e_start;  // no exponent digits: the number ends before the 'e'
-      }
-    }
-    if (!is_float) {
-      const std::size_t digits = int_end - start - (p_[start] == '-' ? 1 : 0);
-      if (digits > kMaxIntDigits) {
-        fail("json-number-overflow", "number too long to represent: an integer of " +
-                                         std::to_string(digits) + " digits (at most " +
-                                         std::to_string(kMaxIntDigits) + ")");
-      }
-      return;
-    }
-    const char* s = reinterpret_cast<const char*>(p_ + start);
-    if (float_token_overflows(s, reinterpret_cast<const char*>(p_ + i_))) {
-      if (frames_.empty()) {
-        top_level_overflow_ = true;
-      } else {
-        flag(frames_.back().open_index, false);
-      }
-    }
-  }
-
-  static int hex(unsigned char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  }
-
-  /// Four hex digits at p_[at..at+4), or -1.
-  long hex4(std::size_t at) const {
-    if (at > n_ || n_ - at < 4) return -1;
-    long v = 0;
-    for (std::size_t k = 0; k < 4; ++k) {
-      const int h = hex(p_[at + k]);
-      if (h < 0) return -1;
-      v = v * 16 + h;
-    }
-    return v;
-  }
-
-  /// Scan a string at p_[i_] == '"'; return its decoded text when `is_name`.
-  std::string string(bool is_name) {
-    std::string out;
-    ++i_;
-    for (;;) {
-      const std::size_t run = i_;
-      while (i_ < n_ && p_[i_] != '"' && p_[i_] != '\\') {
-        if (p_[i_] < 0x20) syntax("Invalid control character");
-        ++i_;
-      }
-      if (i_ >= n_) syntax("Unterminated string");
-      if (is_name) out.append(reinterpret_cast<const char*>(p_ + run), i_ - run);
-      if (p_[i_] == '"') {
-        ++i_;
-        return out;
-      }
-      ++i_;  // the backslash
-      if (i_ >= n_) syntax("Unterminated string");
-      const unsigned char c = p_[i_];
-      if (c != 'u') {
-        char decoded = 0;
-        switch (c) {
-          case '"': decoded = '"'; break;
-          case '\\': decoded = '\\'; break;
-          case '/': decoded = '/'; break;
-          case 'b': decoded = '\b'; break;
-          case 'f': decoded = '\f'; break;
-          case 'n': decoded = '\n'; break;
-          case 'r': decoded = '\r'; break;
-          case 't': decoded = '\t'; break;
-          default: syntax("Invalid \\escape");
-        }
-        if (is_name) out += decoded;
-        ++i_;
-        continue;
-      }
-      const long unit = hex4(i_ + 1);
-      if (unit < 0) syntax("Invalid \\uXXXX escape");
-      i_ += 5;
-      std::uint32_t cp = static_cast<std::uint32_t>(unit);
-      bool lone = false;
-      if (cp >= 0xD800 && cp <= 0xDBFF) {
-        lone = true;
-        if (n_ - i_ >= 6 && p_[i_] == '\\' && p_[i_ + 1] == 'u') {
-          const long low = hex4(i_ + 2);
-          if (low < 0) {
-            i_ += 2;
-            syntax("Invalid \\uXXXX escape");
-          }
-          if (low >= 0xDC00 && low <= 0xDFFF) {
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (static_cast<std::uint32_t>(low) - 0xDC00);
-            lone = false;
-            i_ += 6;
-          }
-        }
-      } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-        lone = true;
-      }
-      if (lone && !has_lone_surrogate_) {
-        has_lone_surrogate_ = true;
-        lone_surrogate_pointer_ = path(is_name);
-      }
-      if (is_name) append_code_point(out, cp);
-    }
-  }
-
-  void container(std::size_t depth, bool object) {
+  bool open(bool object) {
+    const std::size_t depth = frames_.size() + 1;
     if (depth > kParseDepthCap) {
-      fail("json-too-deep", "nesting deeper than " + std::to_string(kMaxDepth));
+      return stop("json-too-deep", "nesting deeper than " + std::to_string(kMaxDepth));
     }
     ++i_;
     const std::size_t open_index = containers_++;
     if (depth > kMaxDepth) flag(open_index, true);
-    frames_.push_back(Frame{object, open_index, 0, {}, {}, false, {}});
-    const std::size_t me = frames_.size() - 1;
-    const char close = object ? '}' : ']';
-    skip_ws();
-    if (i_ < n_ && p_[i_] == close) {
-      ++i_;
-      frames_.pop_back();
-      return;
-    }
-    for (;;) {
-      if (object) {
-        if (i_ >= n_ || p_[i_] != '"') {
-          syntax("Expecting property name enclosed in double quotes");
-        }
-        std::string name = string(true);
-        Frame& f = frames_[me];
-        if (!f.has_duplicate && !f.names.insert(name).second) {
-          f.has_duplicate = true;
-          f.duplicate = name;
-        }
-        f.key = std::move(name);
-        skip_ws();
-        if (i_ >= n_ || p_[i_] != ':') syntax("Expecting ':' delimiter");
-        ++i_;
-        skip_ws();
-      }
-      value(depth);
-      skip_ws();
-      if (i_ < n_ && p_[i_] == close) break;
-      if (i_ >= n_ || p_[i_] != ',') syntax("Expecting ',' delimiter");
-      ++i_;
-      skip_ws();
-      ++frames_[me].index;
-    }
+    const auto node = static_cast<std::uint32_t>(doc_.nodes_.size());
+    push(object ? Type::Object : Type::Array, 0, 0, 0);
+    frames_.push_back(Frame{node, static_cast<std::uint32_t>(open_index), 0, 0, object});
+    opened_ = true;
+    return true;
+  }
+
+  /// At the closing bracket of the innermost container: finish its node.
+  bool close_container() {
     ++i_;
-    if (frames_[me].has_duplicate) {
-      const std::string& name = frames_[me].duplicate;
-      fail("json-duplicate-name", "name '" + name + "' appears more than once in one object",
-           true, ptn::detail::pointer_to(name));
+    const Frame f = frames_.back();
+    Node& node = doc_.nodes_[f.node];
+    node.count = f.items;
+    node.payload = doc_.nodes_.size();
+    if (f.object && f.items > 1) {
+      const std::size_t duplicate = first_duplicate(f.node);
+      if (duplicate != kNone) {
+        const std::string_view dup = doc_.text(duplicate);
+        return stop("json-duplicate-name",
+                    "name '" + std::string(dup) + "' appears more than once in one object",
+                    ptn::detail::pointer_to(dup));
+      }
     }
     frames_.pop_back();
+    return true;
+  }
+
+  /// The node of the first name of object `at` that repeats an earlier one, or kNone.
+  std::size_t first_duplicate(std::size_t at) {
+    const Node& object = doc_.nodes_[at];
+    if (object.count <= 8) {
+      std::size_t names[8];
+      std::size_t k = 0;
+      std::size_t found = kNone;
+      doc_.for_each_member(at, [&](std::size_t name, std::size_t) {
+        if (found != kNone) return;
+        const std::string_view text = doc_.text(name);
+        for (std::size_t j = 0; j < k; ++j) {
+          if (doc_.text(names[j]) == text) {
+            found = name;
+            return;
+          }
+        }
+        names[k++] = name;
+      });
+      return found;
+    }
+    // Open addressing over 8-byte slots: (hash >> 32) << 32 | (name node + 1).
+    std::size_t capacity = 16;
+    while (capacity < std::size_t{object.count} * 2) capacity *= 2;
+    names_.assign(capacity, 0);
+    const std::size_t mask = capacity - 1;
+    std::size_t found = kNone;
+    doc_.for_each_member(at, [&](std::size_t name, std::size_t) {
+      if (found != kNone) return;
+      const std::string_view text = doc_.text(name);
+      const std::uint64_t h = detail::hash_bytes(text);
+      const std::uint64_t tag = h & 0xFFFFFFFF00000000ULL;
+      for (std::size_t slot = static_cast<std::size_t>(h) & mask;; slot = (slot + 1) & mask) {
+        const std::uint64_t v = names_[slot];
+        if (v == 0) {
+          names_[slot] = tag | (name + 1);
+          return;
+        }
+        if ((v & 0xFFFFFFFF00000000ULL) == tag && doc_.text((v & 0xFFFFFFFFu) - 1) == text) {
+          found = name;
+          return;
+        }
+      }
+    });
+    return found;
+  }
+
+  bool number() {
+    const detail::NumberToken t = detail::lex_number(p_, n_, i_);
+    switch (t.kind) {
+      case detail::NumberToken::Syntax: return syntax("Expecting value");
+      case detail::NumberToken::TooLong:
+        return stop("json-number-overflow", "number too long to represent: an integer of " +
+                                                std::to_string(t.digits) + " digits (at most " +
+                                                std::to_string(kMaxIntDigits) + ")");
+      case detail::NumberToken::Int: push(Type::Int, t.negative ? kNegative : 0, 0, t.bits); break;
+      case detail::NumberToken::BigInt:
+        push(Type::Int, static_cast<std::uint8_t>(kBig | (t.negative ? kNegative : 0)),
+             static_cast<std::uint32_t>(t.digits + (t.negative ? 1 : 0)), i_);
+        break;
+      case detail::NumberToken::Float:
+        push(Type::Float, t.infinite ? kInfinite : 0, 0, t.bits);
+        if (t.infinite) {
+          if (frames_.empty()) {
+            top_level_overflow_ = true;
+          } else {
+            flag(frames_.back().open_index, false);
+          }
+        }
+        break;
+    }
+    i_ = t.end;
+    return true;
+  }
+
+  /// The string at p_[i_] == '"': a view into the source, or decoded into the arena.
+  bool string(bool is_name) {
+    ++i_;
+    const std::size_t start = i_;
+    i_ = detail::scan_plain(p_, i_, n_);
+    if (i_ < n_ && p_[i_] == '"') {
+      push(Type::String, 0, static_cast<std::uint32_t>(i_ - start), start);
+      ++i_;
+      return true;
+    }
+    std::string& arena = doc_.arena_;
+    const std::size_t at = arena.size();
+    for (std::size_t run = start;;) {
+      if (i_ >= n_) return syntax("Unterminated string");
+      if (p_[i_] < 0x20) return syntax("Invalid control character");
+      arena.append(reinterpret_cast<const char*>(p_ + run), i_ - run);
+      if (p_[i_] == '"') {
+        ++i_;
+        break;
+      }
+      ++i_;  // the backslash
+      if (i_ >= n_) return syntax("Unterminated string");
+      if (!escape(is_name)) return false;
+      run = i_;
+      i_ = detail::scan_plain(p_, i_, n_);
+    }
+    push(Type::String, kInArena, static_cast<std::uint32_t>(arena.size() - at), at);
+    return true;
+  }
+
+  /// One escape after its backslash, decoded into the arena.
+  bool escape(bool is_name) {
+    std::string& arena = doc_.arena_;
+    const unsigned char c = p_[i_];
+    if (c != 'u') {
+      char decoded = 0;
+      switch (c) {
+        case '"': decoded = '"'; break;
+        case '\\': decoded = '\\'; break;
+        case '/': decoded = '/'; break;
+        case 'b': decoded = '\b'; break;
+        case 'f': decoded = '\f'; break;
+        case 'n': decoded = '\n'; break;
+        case 'r': decoded = '\r'; break;
+        case 't': decoded = '\t'; break;
+        default: return syntax("Invalid \\escape");
+      }
+      arena += decoded;
+      ++i_;
+      return true;
+    }
+    const long unit = detail::hex4(p_, n_, i_ + 1);
+    if (unit < 0) return syntax("Invalid \\uXXXX escape");
+    i_ += 5;
+    auto cp = static_cast<std::uint32_t>(unit);
+    bool lone = false;
+    if (cp >= 0xD800 && cp <= 0xDBFF) {
+      lone = true;
+      if (n_ - i_ >= 6 && p_[i_] == '\\' && p_[i_ + 1] == 'u') {
+        const long low = detail::hex4(p_, n_, i_ + 2);
+        if (low < 0) {
+          i_ += 2;
+          return syntax("Invalid \\uXXXX escape");
+        }
+        if (low >= 0xDC00 && low <= 0xDFFF) {
+          cp = 0x10000 + ((cp - 0xD800) << 10) + (static_cast<std::uint32_t>(low) - 0xDC00);
+          lone = false;
+          i_ += 6;
+        }
+      }
+    } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+      lone = true;
+    }
+    if (lone && !lone_surrogate_) {
+      lone_surrogate_ = true;
+      lone_surrogate_pointer_ = path(is_name);
+    }
+    detail::append_code_point(arena, cp);
+    return true;
   }
 
   const unsigned char* p_;
   std::size_t n_;
-  std::string member_;
+  std::optional<std::string> member_;
   std::size_t i_ = 0;
+  Document doc_;
   std::vector<Frame> frames_;
+  std::vector<std::uint64_t> names_;  // first_duplicate's slots, reused
+  std::optional<Error> error_;
   std::size_t containers_ = 0;
   std::size_t flagged_ = kNone;
   bool flagged_deep_ = false;
   bool top_level_overflow_ = false;
-  bool has_lone_surrogate_ = false;
+  bool lone_surrogate_ = false;
+  bool opened_ = false;  // begin_value opened a container: parse_value_tree fills it
   std::string lone_surrogate_pointer_;
 };
 
-}  // namespace detail
-
-/// Check `data` against every json-* rule (spec section 8) in the Python reference's
-/// order; throw ptn::Error naming the first that fails. `member` goes into the error.
-inline void check(std::string_view data, const std::string& member = "") {
-  detail::Checker(data, member).run();
+/// Parse `data` as strict JSON (spec section 8): the tape, or the first rule it breaks in the
+/// reference's order. `member`, when given, goes into the error. `data` must outlive the
+/// Document (strings without escapes are views into it).
+inline Result<Document> parse(std::string_view data,
+                              std::optional<std::string> member = std::nullopt) {
+  return Parser(data, std::move(member)).run();
 }
 
-}  // namespace strict_json
+}  // namespace json
 }  // namespace ptn

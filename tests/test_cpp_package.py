@@ -1,0 +1,228 @@
+"""The C++ package validator and reader agree with the Python reference, file by file.
+
+Built as a runtime builds it (``-fno-exceptions -fno-rtti``) and run under AddressSanitizer
+and UndefinedBehaviorSanitizer (any report aborts the process, which fails the test):
+
+- the conformance runner (``ptn::validate``, fast and deep) reports the same findings as
+  ``ptn.validate`` (rule, severity, member, pointer, in order) on the corpus that
+  tests/test_ts_package.py holds against Node (examples, hostile files, targeted edits,
+  random edits), plus the real ExecuTorch exports, a 20,000-tensor header and 300 random
+  edits of the fuzzing seeds; only the gaps C++ declares (tools/conformance/capabilities.py)
+  are left out, and printed;
+- ``ptn::Package`` (strict and lenient) opens what ``ptn.load`` opens and reads the same
+  keys, tensor views (owner, dtype, shape, bytes), program size, metadata and unreadable
+  parts (bindings/cpp/tests/read_package.cpp);
+- bindings/cpp/tests/unit_test.cpp: nesting on a 64 KiB thread stack, CRC-32 values, a
+  caller's buffer, I/O errors;
+- the CMake package: ``find_package(ptn)`` after an install, and ``add_subdirectory``.
+
+Without g++ (or cmake, for the last test) the tests skip locally; in CI they fail.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import zlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import missing_toolchain
+from test_ts_package import corpus, mutants
+
+from ptn.core.errors import PtnError
+from ptn.package.read import load
+from ptn.testing import fuzz, hostile
+from tools.conformance.capabilities import adjust_line, describe
+from tools.conformance.runners import CPP_DIR, run_python_packages
+
+REPO = Path(__file__).resolve().parent.parent
+SOURCES = REPO / "bindings" / "cpp"
+FLAGS = ("-std=c++17", "-Wall", "-Wextra", "-Werror", "-fno-exceptions", "-fno-rtti")
+SANITIZE = ("-O1", "-g1", "-fno-omit-frame-pointer", "-fsanitize=address,undefined")
+SANITIZE += ("-fno-sanitize-recover=all",)
+PROGRAMS = {
+    "conformance_runner": CPP_DIR / "conformance_runner.cpp",
+    "read_package": SOURCES / "tests" / "read_package.cpp",
+    "unit_test": SOURCES / "tests" / "unit_test.cpp",
+}
+
+
+@pytest.fixture(scope="module")
+def built(cxx: list[str], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The three programs, compiled in parallel with the sanitizers."""
+    out = tmp_path_factory.mktemp("cpp")
+    procs = {}
+    for name, source in PROGRAMS.items():
+        cmd = [*cxx, *FLAGS, *SANITIZE, "-I", str(CPP_DIR / "include"), str(source)]
+        procs[name] = subprocess.Popen(
+            [*cmd, "-o", str(out / name), "-lpthread"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+    for name, proc in procs.items():
+        log, _ = proc.communicate(timeout=900)
+        assert proc.returncode == 0, f"{name}:\n{log}"
+    return {name: out / name for name in PROGRAMS}
+
+
+def run(cmd: list[str]) -> str:
+    env = {**os.environ, "ASAN_OPTIONS": "abort_on_error=1:detect_leaks=1"}
+    proc = subprocess.run(cmd, capture_output=True, env=env, check=False)
+    assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-6000:]
+    # Keys may hold lone surrogates (generalised UTF-8), as Python's str does.
+    return proc.stdout.decode("utf-8", "surrogatepass")
+
+
+def many_tensors(n: int) -> bytes:
+    """A package of ``n`` one-byte tensors and ``n // 10`` aliases."""
+    header = {f"t.{i}": {"dtype": "U8", "shape": [1], "data_offsets": [i, i + 1]} for i in range(n)}
+    aliases = {f"a.{i}": f"t.{i}" for i in range(0, n, 10)}
+    return hostile.package({
+        "program.safetensors": hostile.safetensors(header, bytes(i % 251 for i in range(n))),
+        "aliases.json": json.dumps(aliases).encode(),
+    })  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def packages(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    tmp = tmp_path_factory.mktemp("packages")
+    files = dict(corpus(tmp))
+    files["many-tensors"] = many_tensors(20_000)
+    files.update({f"seed-{k}": v for k, v in fuzz.corpus().items()})
+    edited = mutants(list(fuzz.corpus().values()), 300, seed=28)
+    files.update({f"fuzz-{k}": v for k, v in edited.items()})
+    paths = []
+    for name, data in files.items():
+        path = tmp / f"{name}.ptn"
+        path.write_bytes(data)
+        paths.append(str(path))
+    for pattern in ("examples/*.ptn", "invalid-examples/*.ptn", "tests/fixtures/real/*.ptn"):
+        paths += [str(p) for p in sorted(REPO.glob(pattern))]
+    return paths
+
+
+def test_validator_agrees_with_python(built: dict[str, Path], packages: list[str]) -> None:
+    got = run([str(built["conformance_runner"]), *packages]).splitlines()
+    want = run_python_packages(packages).splitlines()
+    assert len(got) == len(want) == 2 * len(packages)
+    left_out: dict[str, int] = {}
+    wrong = []
+    for line, expected in zip(got, want, strict=True):
+        adjusted, left = adjust_line("cpp", expected)
+        for rule in left:
+            left_out[rule] = left_out.get(rule, 0) + 1
+        if line != adjusted:
+            wrong.append(f"python: {adjusted}\n   c++: {line}")
+    print(describe("cpp", left_out))
+    assert wrong == [], "\n".join(wrong[:10])
+
+
+def _python_view(path: str, lenient: bool) -> dict[str, Any]:
+    """What read_package.cpp prints, from ptn.load."""
+    view: dict[str, Any] = {"path": path}
+    try:
+        pkg = load(path, strict=not lenient)
+    except PtnError as err:
+        view["open"] = [err.rule, err.member, err.pointer]
+        return view
+    with pkg:
+        view["open"] = None
+        view["findings"] = [[f.rule, f.severity, f.member, f.pointer] for f in pkg.findings]
+        try:
+            view["program"] = len(pkg.program)
+        except PtnError as err:
+            view["program"] = [err.rule]
+        keys = pkg.keys()
+        view["keys"] = keys
+        tensors = {}
+        for key in keys:
+            info = pkg.tensor_info(key)
+            crc = 0
+            for chunk in pkg.constant_chunks(key, 1 << 20):
+                crc = zlib.crc32(chunk, crc)
+            tensors[key] = [info.key, info.dtype, list(info.shape), info.nbytes, f"{crc:08x}"]
+        view["tensors"] = tensors
+        try:
+            metadata = pkg.metadata
+            view["metadata"] = None if metadata is None else metadata.to_dict()
+        except PtnError as err:
+            view["metadata"] = [err.rule]
+        view["unreadable"] = [[k, f.rule] for k, f in pkg.unreadable.items()]
+        view["unreadable_keys"] = [[k, f.rule] for k, f in pkg.unreadable_keys.items()]
+    return view
+
+
+@pytest.mark.parametrize("lenient", [False, True], ids=["strict", "lenient"])
+def test_package_reader_agrees_with_ptn_load(
+    built: dict[str, Path], packages: list[str], lenient: bool
+) -> None:
+    """What ptn::Package opens and reads is what ptn.load opens and reads."""
+    flags = ["--lenient"] if lenient else []
+    lines = run([str(built["read_package"]), *flags, *packages]).splitlines()
+    assert len(lines) == len(packages)
+    wrong = []
+    for line, path in zip(lines, packages, strict=True):
+        got, want = json.loads(line), _python_view(path, lenient)
+        if got != want:
+            diff = {k: (want.get(k), got.get(k)) for k in want.keys() | got.keys()}
+            wrong.append(f"{path}: " + repr({k: v for k, v in diff.items() if v[0] != v[1]})[:800])
+    assert wrong == [], "\n".join(wrong[:10])
+    # Not vacuous: dozens of packages opened, every tensor of the big one viewed.
+    views = [json.loads(line) for line in lines]
+    assert sum(v["open"] is None for v in views) >= 50
+    assert sum(len(v.get("tensors", {})) for v in views) > 22_000
+
+
+def test_unit_checks(built: dict[str, Path], tmp_path: Path) -> None:
+    """Bounded recursion, CRC-32 values, a caller's buffer, I/O errors (unit_test.cpp)."""
+    package = REPO / "examples" / "tiny-llm.ptn"
+    assert run([str(built["unit_test"]), str(package), str(tmp_path)]) == "ok\n"
+
+
+CONSUMER = """cmake_minimum_required(VERSION 3.14)
+project(consumer LANGUAGES CXX)
+{find}
+add_executable(load_package {source})
+target_link_libraries(load_package PRIVATE ptn::ptn)
+"""
+
+
+def test_cmake_find_package_and_add_subdirectory(cxx: list[str], tmp_path: Path) -> None:
+    """The CMake package installs (find_package(ptn)) and builds in place (add_subdirectory);
+    both link the docs' loader example, built without exceptions or RTTI."""
+    cmake = shutil.which("cmake")
+    if cmake is None:
+        missing_toolchain("no cmake")
+        return
+    env = {**os.environ, "CXX": shutil.which(cxx[0]) or cxx[0]}
+    flags = f"-DCMAKE_CXX_FLAGS={' '.join(FLAGS[1:])}"
+    source = REPO / "examples" / "bindings" / "load_package.cpp"
+    example = REPO / "examples" / "tiny-llm.ptn"
+
+    def cmake_run(*args: str | Path) -> None:
+        proc = subprocess.run([cmake, *map(str, args)], capture_output=True, text=True, env=env)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+    prefix = tmp_path / "prefix"
+    cmake_run("-S", CPP_DIR, "-B", tmp_path / "ptn-build", f"-DCMAKE_INSTALL_PREFIX={prefix}")
+    cmake_run("--install", tmp_path / "ptn-build")
+    assert (prefix / "include" / "ptn" / "package.hpp").is_file()
+    cases = {
+        "installed": ("find_package(ptn REQUIRED)", [f"-DCMAKE_PREFIX_PATH={prefix}"]),
+        "subdirectory": (f'add_subdirectory("{CPP_DIR}" ptn)', []),
+    }
+    outputs = set()
+    for name, (find, extra) in cases.items():
+        project = tmp_path / name
+        project.mkdir()
+        (project / "CMakeLists.txt").write_text(CONSUMER.format(find=find, source=source))
+        cmake_run("-S", project, "-B", project / "build", flags, *extra)
+        cmake_run("--build", project / "build")
+        exe = project / "build" / "load_package"
+        outputs.add(subprocess.run([exe, example], capture_output=True, text=True).stdout)
+    assert len(outputs) == 1 and "vocab 64" in outputs.pop()

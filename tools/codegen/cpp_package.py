@@ -1,0 +1,193 @@
+"""The package side of the C++ target: rule table, package binding, program description.
+
+- ``include/ptn/rules.hpp``: every rule id of spec.md with the severity its heading gives,
+  and the spec's version, from the rule headings (spec.md stays the only list of rules);
+- ``include/ptn/package.hpp``: ``ptn::Schema`` (the generated ``Metadata`` and rule table
+  that the runtime's ``BasicPackage`` and ``basic_validate`` are templates over),
+  ``ptn::Package``, ``ptn::validate`` and ``ptn::validate_file``;
+- ``include/ptn/program_layout.hpp``, only when ``schema/program.layout.json`` exists: that
+  description of program.ptg (issue 25) as data, ``kProgramLayoutJson``, which the C++
+  program stage reads with its own strict JSON parser into its tables (the same
+  description drives the Python and TypeScript verifiers, so none of the three can drift).
+  Its verifier is not written yet: until it is, the C++ binding declares the program rules
+  as a capability it lacks (``tools/conformance/capabilities.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from tools.codegen.common import header
+from tools.codegen.rule_ids import rule_headings
+
+PROGRAM_LAYOUT = "schema/program.layout.json"
+# MSVC caps one string literal at 16 KiB; the description is split into adjacent pieces.
+_PIECE = 2000
+
+
+def _literal(text: str) -> str:
+    """A C++ string literal (escaped, ASCII only) of ``text``."""
+    out = ['"']
+    for byte in text.encode("utf-8"):
+        char = chr(byte)
+        if char in '"\\':
+            out.append("\\" + char)
+        elif char == "\n":
+            out.append("\\n")
+        elif 0x20 <= byte < 0x7F:
+            out.append(char)
+        else:
+            out.append(f"\\{byte:03o}")
+    out.append('"')
+    return "".join(out)
+
+
+def spec_version(spec_text: str) -> str:
+    title = re.search(r"^# .*specification ([0-9]+\.[0-9]+\.[0-9]+)$", spec_text, re.M)
+    if title is None:
+        raise ValueError("spec.md's title line names no version (`# ... specification X.Y.Z`)")
+    return title.group(1)
+
+
+def emit_rules_header(spec_text: str) -> str:
+    """include/ptn/rules.hpp: the rule ids of spec.md, sorted for binary search."""
+    rules = sorted(rule_headings(spec_text))
+    entries = "\n".join(
+        f"    {{{_literal(rule)}, Severity::{severity.capitalize()}}}," for rule, severity in rules
+    )
+    return (
+        header("//", "spec.md")
+        + f"""// Every rule id of spec.md (its rule headings) with its severity, sorted by id.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string_view>
+
+#include "ptn/error.hpp"
+
+namespace ptn {{
+namespace rules {{
+
+/// The version of spec.md (its title line).
+inline constexpr std::string_view kSpecVersion = {_literal(spec_version(spec_text))};
+
+struct Rule {{
+  std::string_view id;
+  Severity severity;
+}};
+
+inline constexpr Rule kRules[] = {{
+{entries}
+}};
+
+/// The severity spec.md gives `rule`; std::nullopt for an id it does not define.
+inline std::optional<Severity> severity(std::string_view rule) noexcept {{
+  std::size_t lo = 0, hi = sizeof kRules / sizeof kRules[0];
+  while (lo < hi) {{
+    const std::size_t mid = lo + (hi - lo) / 2;
+    if (kRules[mid].id < rule) {{
+      lo = mid + 1;
+    }} else {{
+      hi = mid;
+    }}
+  }}
+  if (lo < sizeof kRules / sizeof kRules[0] && kRules[lo].id == rule) return kRules[lo].severity;
+  return std::nullopt;
+}}
+
+}}  // namespace rules
+}}  // namespace ptn
+"""
+    )
+
+
+PACKAGE_HEADER = """\
+// ptn::Package and ptn::validate: whole .ptn packages (spec chapters 3 to 9) for
+// C++17, bound to the schema's metadata tables and to spec.md's rule table.
+//
+//   ptn::Report report = ptn::validate(bytes);                       // fast
+//   ptn::Report deep = ptn::validate(bytes, {/*deep=*/true});         // + CRC-32, BOOL bytes
+//   ptn::Result<ptn::Package> pkg = ptn::Package::open_file("model.ptn");
+//   if (!pkg) return fail(pkg.error().rule());
+//   std::optional<ptn::TensorView> w = pkg->tensor("layers.0.weight");
+//   ptn::Result<std::int64_t> vocab = pkg->metadata_int("get_vocab_size");
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "ptn/metadata.hpp"
+#include "ptn/package_core.hpp"
+#include "ptn/rules.hpp"
+
+namespace ptn {
+
+/// What the runtime's templates need from the generated code.
+struct Schema {
+  using Metadata = ptn::Metadata;
+  static std::optional<Severity> rule_severity(std::string_view rule) noexcept {
+    return rules::severity(rule);
+  }
+};
+
+using Package = BasicPackage<Schema>;
+
+/// Every finding of the package in `bytes` (the caller's buffer or mapping, never copied).
+inline Report validate(ByteSpan bytes, ValidateOptions options = {}) {
+  return basic_validate<Schema>(bytes, options);
+}
+
+/// Every finding of the package at `path` (mapped read-only); ptn-io-error if unmappable.
+inline Result<Report> validate_file(const std::string& path, ValidateOptions options = {}) {
+  return basic_validate_file<Schema>(path, options);
+}
+
+}  // namespace ptn
+"""
+
+
+def emit_program_layout_header(description: str) -> str:
+    """include/ptn/program_layout.hpp: the program description as data (checked JSON)."""
+    json.loads(description)  # the C++ parser is stricter still; this catches a broken file
+    pieces = [description[i : i + _PIECE] for i in range(0, len(description), _PIECE)] or [""]
+    body = "\n".join(f"    {_literal(piece)}" for piece in pieces)
+    return (
+        header("//", PROGRAM_LAYOUT)
+        + f"""// The description of program.ptg that drives every binding's verifier, as data:
+// the C++ program stage parses it once with ptn::json::parse into its tables.
+#pragma once
+
+#include <string_view>
+
+namespace ptn {{
+namespace program {{
+
+inline constexpr std::string_view kProgramLayoutJson =
+{body};
+
+}}  // namespace program
+}}  // namespace ptn
+"""
+    )
+
+
+def package_outputs(root: Path) -> dict[str, str]:
+    """Path relative to generated/ -> text: the rule table, the package binding and, when
+    the schema describes the program, its description."""
+    outputs = {
+        "cpp/include/ptn/rules.hpp": emit_rules_header(
+            (root / "spec.md").read_text(encoding="utf-8")
+        ),
+        "cpp/include/ptn/package.hpp": header("//", "tools/codegen/cpp_package.py")
+        + PACKAGE_HEADER,
+    }
+    layout = root / PROGRAM_LAYOUT
+    if layout.is_file():
+        outputs["cpp/include/ptn/program_layout.hpp"] = emit_program_layout_header(
+            layout.read_text(encoding="utf-8")
+        )
+    return outputs

@@ -1,0 +1,89 @@
+"""What each binding declares it does not check yet: the only exclusions a comparison allows.
+
+A conformance comparison between Python (the reference) and a binding tolerates nothing
+silently: a finding the binding cannot produce is left out of the expected lines only when
+a ``Gap`` declared here covers its rule, and the tests print every gap with its reason and
+what it left out (Arrow's integration harness declares its skips the same way). A gap
+that a binding starts to fill shows up as a finding the expected lines lack: the
+comparison then fails until the gap is removed here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+# The envelope rules of program.ptg (spec chapter 4) that every binding checks today.
+PTG_ENVELOPE = frozenset(
+    ("ptg-too-short", "ptg-bad-identifier", "ptg-bad-root-offset", "ptg-too-large")
+)
+
+
+@dataclass(frozen=True)
+class Gap:
+    """Rules a binding does not report yet, and why."""
+
+    name: str
+    covers: Callable[[str], bool]
+    reason: str
+
+
+def _program_verifier(rule: str) -> bool:
+    return rule.startswith("ptg-") and rule not in PTG_ENVELOPE
+
+
+GAPS: dict[str, tuple[Gap, ...]] = {
+    "cpp": (
+        Gap(
+            "program-verifier",
+            _program_verifier,
+            "the program.ptg FlatBuffer verifier and its cross-member rules (issue 25: every "
+            "ptg- rule but the envelope's four) are written in Python and TypeScript from "
+            "schema/program.layout.json; the C++ program stage that reads the same description "
+            "(generated/cpp/include/ptn/program_layout.hpp) is not written yet",
+        ),
+    ),
+}
+
+
+def gaps(lang: str) -> tuple[Gap, ...]:
+    return GAPS.get(lang, ())
+
+
+def uncovered(
+    lang: str, findings: Iterable[Sequence[object]]
+) -> tuple[list[list[object]], list[str]]:
+    """``findings`` ([rule, severity, member, pointer] each) without those a gap of ``lang``
+    covers, and the rules left out."""
+    kept: list[list[object]] = []
+    left: list[str] = []
+    for f in findings:
+        rule = str(f[0])
+        if any(g.covers(rule) for g in gaps(lang)):
+            left.append(rule)
+        else:
+            kept.append(list(f))
+    return kept, left
+
+
+def adjust_line(lang: str, line: str) -> tuple[str, list[str]]:
+    """A package runner's line (``path\\tmode\\tverdict\\tfindings``) as ``lang`` is expected
+    to print it: covered findings left out and the verdict recomputed from what remains."""
+    path, mode, _, found = line.split("\t", 3)
+    kept, left = uncovered(lang, json.loads(found))
+    if not left:
+        return line, []
+    valid = not any(f[1] == "error" for f in kept)
+    compact = json.dumps(kept, ensure_ascii=True, separators=(",", ":"))
+    return f"{path}\t{mode}\t{'valid' if valid else 'invalid'}\t{compact}", left
+
+
+def describe(lang: str, left_out: dict[str, int]) -> str:
+    """One paragraph per declared gap: its reason and what it left out of a comparison."""
+    lines = []
+    for g in gaps(lang):
+        counts = {r: n for r, n in sorted(left_out.items()) if g.covers(r)}
+        what = ", ".join(f"{r} x{n}" for r, n in counts.items()) or "nothing in this corpus"
+        lines.append(f"{lang} gap {g.name!r}: {g.reason}. Left out: {what}.")
+    return "\n".join(lines)
