@@ -34,7 +34,9 @@ from conftest import missing_toolchain
 from test_ts_package import corpus, mutants
 
 from ptn.core.errors import PtnError
-from ptn.package.read import load
+from ptn.package.read import Package, load
+from ptn.program.model import TensorMeta
+from ptn.program.read import read_program
 from ptn.testing import fuzz, hostile
 from tools.conformance.capabilities import adjust_line, describe, uncovered
 from tools.conformance.runners import CPP_DIR, run_python_packages
@@ -122,6 +124,45 @@ def test_validator_agrees_with_python(built: dict[str, Path], packages: list[str
     assert wrong == [], "\n".join(wrong[:10])
 
 
+def _spec(meta: TensorMeta) -> list[Any]:
+    sizes = [[d.min, d.max] for d in meta.sizes]
+    return [meta.dtype, meta.dtype_name, sizes, list(meta.dim_order), meta.quant is not None]
+
+
+def _methods_view(pkg: Package) -> list[Any]:
+    """What ptn::Package::methods() gives, from the program ptn.load's package holds: per
+    method its name, inputs and outputs (with the graph's tensor value of that name),
+    constants and mutable buffers; or the rule why the tables were not read."""
+    try:
+        program, found = read_program(pkg.program)
+    except PtnError as err:
+        return [err.rule]
+    if program is None:
+        not_read = ("ptg-unknown-version", "ptg-too-large")
+        return [next(f.rule for f in found if f.severity == "error" or f.rule in not_read)]
+    out = []
+    for m in program.methods:
+        values = m.graph.tensor_values
+
+        def named(name: str, values: dict[str, TensorMeta] = values) -> list[Any]:
+            return [name, _spec(values[name]) if name in values else None]
+
+        out.append([
+            m.name,
+            [named(n) for n in m.graph.inputs],
+            [named(n) for n in m.graph.outputs],
+            [[c.name, c.data_key, _spec(c.meta), c.kind, c.mutated] for c in m.constants],
+            [[b.name, b.fqn, named(b.name)[1]] for b in m.mutable_buffers],
+        ])  # fmt: skip
+    return out
+
+
+def _worded(findings: list[list[Any]]) -> list[list[Any]]:
+    """Findings with the message kept only where C++ words it as Python does: the program's
+    rules (``ptg-``); the other layers word theirs in their own way (docs/bindings.md)."""
+    return [[*f[:4], f[4] if str(f[0]).startswith("ptg-") else None] for f in findings]
+
+
 def _python_view(path: str, lenient: bool) -> dict[str, Any]:
     """What read_package.cpp prints, from ptn.load, without the findings of the gaps C++
     declares: a strict open fails on the first error C++ can find, and only on such one."""
@@ -133,18 +174,19 @@ def _python_view(path: str, lenient: bool) -> dict[str, Any]:
         return view
     with pkg:
         findings, _ = uncovered(
-            "cpp", [[f.rule, f.severity, f.member, f.pointer] for f in pkg.findings]
+            "cpp", [[f.rule, f.severity, f.member, f.pointer, f.message] for f in pkg.findings]
         )
         first = next((f for f in findings if f[1] == "error"), None)
         if not lenient and first is not None:
             view["open"] = [first[0], first[2], first[3]]
             return view
         view["open"] = None
-        view["findings"] = findings
+        view["findings"] = _worded(findings)
         try:
             view["program"] = len(pkg.program)
         except PtnError as err:
             view["program"] = [err.rule]
+        view["methods"] = _methods_view(pkg)
         keys = pkg.keys()
         view["keys"] = keys
         tensors = {}
@@ -176,14 +218,21 @@ def test_package_reader_agrees_with_ptn_load(
     wrong = []
     for line, path in zip(lines, packages, strict=True):
         got, want = json.loads(line), _python_view(path, lenient)
+        if "findings" in got:
+            got["findings"] = _worded(got["findings"])
         if got != want:
             diff = {k: (want.get(k), got.get(k)) for k in want.keys() | got.keys()}
             wrong.append(f"{path}: " + repr({k: v for k, v in diff.items() if v[0] != v[1]})[:800])
     assert wrong == [], "\n".join(wrong[:10])
-    # Not vacuous: dozens of packages opened, every tensor of the big one viewed.
+    # Not vacuous: dozens of packages opened, every tensor of the big one viewed, the
+    # methods of the real exports read, program findings worded.
     views = [json.loads(line) for line in lines]
     assert sum(v["open"] is None for v in views) >= 50
     assert sum(len(v.get("tensors", {})) for v in views) > 22_000
+    read = [v for v in views if isinstance(v.get("methods", [None])[0], list)]
+    assert sum(len(m[3]) for v in read for m in v["methods"]) > 100  # bound constants
+    worded = [f for v in views for f in v.get("findings", ()) if str(f[0]).startswith("ptg-")]
+    assert len({f[0] for f in worded}) >= (4 if lenient else 1)
 
 
 def test_unit_checks(built: dict[str, Path], tmp_path: Path) -> None:

@@ -21,7 +21,6 @@ from tools.codegen.cpp_program import program_layout_header
 from tools.codegen.rule_ids import rule_headings
 
 
-
 def _literal(text: str) -> str:
     """A C++ string literal (escaped, ASCII only) of ``text``."""
     out = ['"']

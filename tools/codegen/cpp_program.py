@@ -56,7 +56,11 @@ def _integer(value: int) -> str:
     if not -(2**63) <= value < 2**63:
         raise ValueError(f"program layout: default {value} is not an int64")
     # The literal 9223372036854775808 does not exist: the lowest value is written as a sum.
-    return "(std::int64_t{-9223372036854775807} - 1)" if value == -(2**63) else f"std::int64_t{{{value}}}"
+    return (
+        "(std::int64_t{-9223372036854775807} - 1)"
+        if value == -(2**63)
+        else f"std::int64_t{{{value}}}"
+    )
 
 
 def _field(raw: dict[str, Any], tables: list[str], unions: list[str], enums: list[str]) -> str:

@@ -239,20 +239,17 @@ class BasicPackage {
     return std::nullopt;
   }
 
-  /// Why the program's tables were not read: the member's own error, else the first
-  /// finding of program.ptg that is an error or says its tables are not read.
+  /// Why the program's tables were not read: the member's own error (absent, unreadable),
+  /// else what the program stage said.
   Error program_error() const {
     const Result<ByteSpan> bytes = program();
     if (!bytes) return bytes.error();
-    for (const Finding& f : findings_) {
-      if (f.member && *f.member == kProgramMember &&
-          (f.severity == Severity::Error || f.rule == "ptg-unknown-version" ||
-           f.rule == "ptg-too-large")) {
-        return Error(f.rule, f.message, f.member, f.pointer);
-      }
+    if (!parsed_.program_not_read) {  // not reached: a readable member is always read
+      return Error("ptn-internal-error", "the program was not read, and nothing says why",
+                   std::string(kProgramMember));
     }
-    return Error("ptn-internal-error", "the program was not read, and no finding says why",
-                 std::string(kProgramMember));
+    const Finding& f = *parsed_.program_not_read;
+    return Error(f.rule, f.message, f.member, f.pointer);
   }
 
   bool broken(std::string_view key) const noexcept { return broken_set_.contains(key); }

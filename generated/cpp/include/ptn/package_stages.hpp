@@ -58,6 +58,9 @@ struct Parsed {
   /// The decoded program; std::nullopt when program.ptg is absent or could not be read
   /// (its findings say why: envelope, an unknown version, a buffer that does not verify).
   std::optional<program::Decoded> program;
+  /// Why program.ptg's tables were not read, when it is readable but they were not: the
+  /// first error of read_program, or its warning that they are not read.
+  std::optional<Finding> program_not_read;
 
   const Finding* unreadable_finding(std::string_view name) const noexcept {
     for (const auto& u : unreadable) {
@@ -154,6 +157,7 @@ class Stages {
       program::ProgramRead read = program::read_program(view(*ptg));
       emit_all(read.findings);
       parsed_.program = std::move(read.program);
+      if (!parsed_.program) parsed_.program_not_read = program::not_read(read.findings);
     }
     std::vector<Finding> header_found;
     if (const zip::Member* st = parsed_.readable(kSafetensorsMember)) {

@@ -66,6 +66,20 @@ inline std::vector<Finding> method_findings(const Decoded& d) {
   return std::move(findings).finish();
 }
 
+/// Of the findings of a program whose tables were not read, the one that says why: the
+/// first error, or the warning of a program over the runtime's cap or of a version ptn
+/// does not know.
+inline Finding not_read(const std::vector<Finding>& findings) {
+  for (const Finding& f : findings) {
+    if (f.severity == Severity::Error || f.rule == "ptg-unknown-version" ||
+        f.rule == "ptg-too-large") {
+      return f;
+    }
+  }
+  return Finding{"ptn-internal-error", Severity::Error, std::string(kProgramMember), std::nullopt,
+                 "the program's tables were not read, and no finding says why", 0};  // not reached
+}
+
 /// The program in `ptg` (which must outlive it) and every finding about it.
 inline ProgramRead read_program(ByteSpan ptg) {
   ProgramRead out;
