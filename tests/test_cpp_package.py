@@ -6,14 +6,15 @@ and UndefinedBehaviorSanitizer (any report aborts the process, which fails the t
 - the conformance runner (``ptn::validate``, fast and deep) reports the same findings as
   ``ptn.validate`` (rule, severity, member, pointer, in order) on the corpus that
   tests/test_ts_package.py holds against Node (examples, hostile files, targeted edits,
-  random edits), plus the real ExecuTorch exports, a 20,000-tensor header and 300 random
-  edits of the fuzzing seeds; only the gaps C++ declares (tools/conformance/capabilities.py)
-  are left out, and printed;
+  random edits), plus the real ExecuTorch exports, a 20,000-tensor header, 300 random
+  edits of the fuzzing seeds and 400 of the programs of the real exports; only the gaps
+  C++ declares (tools/conformance/capabilities.py) would be left out, and printed;
 - ``ptn::Package`` (strict and lenient) opens what ``ptn.load`` opens and reads the same
-  keys, tensor views (owner, dtype, shape, bytes), program size, metadata and unreadable
-  parts (bindings/cpp/tests/read_package.cpp);
-- bindings/cpp/tests/unit_test.cpp: nesting on a 64 KiB thread stack, CRC-32 values, a
-  caller's buffer, I/O errors;
+  findings (the program's with their messages), keys, tensor views (owner, dtype, shape,
+  bytes), program size, methods, metadata and unreadable parts
+  (bindings/cpp/tests/read_package.cpp);
+- bindings/cpp/tests/unit_test.cpp: nesting (JSON, programs) on a 64 KiB thread stack,
+  CRC-32 values, packed sizes past 64 bits, a caller's buffer, methods, I/O errors;
 - the CMake package: ``find_package(ptn)`` after an install, and ``add_subdirectory``.
 
 Without g++ (or cmake, for the last test) the tests skip locally; in CI they fail.
@@ -23,8 +24,11 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shutil
+import struct
 import subprocess
+import zipfile
 import zlib
 from pathlib import Path
 from typing import Any
@@ -90,6 +94,42 @@ def many_tensors(n: int) -> bytes:
     })  # fmt: skip
 
 
+# Values worth writing over an offset or a length of a program.
+_WORDS = (0, 1, 2, 3, 4, 8, 0x7FFFFFFF, 0xFFFFFFFF, 0x80000000, 0xFFFFFFFC)
+
+
+def program_mutants(n: int, seed: int) -> dict[str, bytes]:
+    """``n`` packages of the real exports and the valid vectors, their program.ptg edited
+    one to three times (a byte, a bit, an aligned offset or vtable entry set to a value at
+    an edge) and everything else kept: what reaches the program verifier and the rules of
+    the constants, past the container (whose CRC-32s are those of the edited bytes)."""
+    bases = []
+    for path in sorted(REPO.glob("tests/fixtures/real/*.ptn")) + sorted(
+        REPO.glob("tests/vectors/packages/valid/*.ptn")
+    ):
+        with zipfile.ZipFile(path) as z:
+            bases.append({i.filename: z.read(i) for i in z.infolist()})
+    rng = random.Random(seed)
+    out = {}
+    for i in range(n):
+        members = dict(rng.choice(bases))
+        p = bytearray(members.pop("program.ptg"))
+        for _ in range(rng.randint(1, 3)):
+            kind, at = rng.random(), rng.randrange(len(p))
+            if kind < 0.4:
+                p[at] = rng.randrange(256)
+            elif kind < 0.7 and (at & ~3) + 4 <= len(p):
+                word = rng.choice((*_WORDS, len(p), len(p) - at, rng.randrange(len(p))))
+                p[at & ~3 : (at & ~3) + 4] = struct.pack("<I", word & 0xFFFFFFFF)
+            elif kind < 0.9 and (at & ~1) + 2 <= len(p):
+                half = rng.choice((0, 2, 3, 4, 6, 0xFFFF, rng.randrange(64)))
+                p[at & ~1 : (at & ~1) + 2] = struct.pack("<H", half)
+            else:
+                p[at] ^= 1 << rng.randrange(8)
+        out[f"program-mutant-{i}"] = hostile.package(members, bytes(p))
+    return out
+
+
 @pytest.fixture(scope="module")
 def packages(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     tmp = tmp_path_factory.mktemp("packages")
@@ -98,6 +138,7 @@ def packages(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     files.update({f"seed-{k}": v for k, v in fuzz.corpus().items()})
     edited = mutants(list(fuzz.corpus().values()), 300, seed=28)
     files.update({f"fuzz-{k}": v for k, v in edited.items()})
+    files.update(program_mutants(400, seed=28))
     paths = []
     for name, data in files.items():
         path = tmp / f"{name}.ptn"
@@ -236,8 +277,11 @@ def test_package_reader_agrees_with_ptn_load(
 
 
 def test_unit_checks(built: dict[str, Path], tmp_path: Path) -> None:
-    """Bounded recursion, CRC-32 values, a caller's buffer, I/O errors (unit_test.cpp)."""
+    """Bounded recursion, CRC-32 values, packed sizes past 64 bits, a caller's buffer, the
+    methods of a package, I/O errors (unit_test.cpp)."""
     package = REPO / "examples" / "tiny-llm.ptn"
+    for depth in (12, 13):
+        (tmp_path / f"deep-{depth}.ptg").write_bytes(hostile.deep_program(depth))
     assert run([str(built["unit_test"]), str(package), str(tmp_path)]) == "ok\n"
 
 

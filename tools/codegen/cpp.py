@@ -61,6 +61,7 @@ CPP_RUNTIME = (
     "include/ptn/mapped_file.hpp",
     "include/ptn/package_members.hpp",
     "include/ptn/program_schema.hpp",
+    "include/ptn/program_memo.hpp",
     "include/ptn/program_verify.hpp",
     "include/ptn/program_model.hpp",
     "include/ptn/program_read.hpp",

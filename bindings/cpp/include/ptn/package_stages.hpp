@@ -153,10 +153,10 @@ class Stages {
                                       "member '" + std::string(name) + "' cannot be read", 0});
     }
     if (const zip::Member* ptg = parsed_.readable(kProgramMember)) {
-      program::ProgramRead read = program::read_program(view(*ptg));
-      emit_all(read.findings);
-      parsed_.program = std::move(read.program);
-      if (!parsed_.program) parsed_.program_not_read = program::not_read(read.findings);
+      program::ProgramRead decoded = program::read_program(view(*ptg));
+      emit_all(decoded.findings);
+      parsed_.program = std::move(decoded.program);
+      if (!parsed_.program) parsed_.program_not_read = program::not_read(decoded.findings);
     }
     std::vector<Finding> header_found;
     if (const zip::Member* st = parsed_.readable(kSafetensorsMember)) {

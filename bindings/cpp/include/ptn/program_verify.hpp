@@ -17,7 +17,8 @@
 // verified once and then shared (a memo), tables nest at most kMaxDepth levels, every
 // object is counted once per offset that reaches it and the walk stops past one object
 // per kBytesPerObject bytes, and the strings and vectors decoded may not take more bytes
-// than the buffer has. Recursion is bounded by the nesting limit (three frames a level).
+// than the buffer has. The walk keeps its nesting on a heap stack of frames, not the call
+// stack: a runtime thread's small stack is enough whatever the bytes.
 //
 // The decoded program (Decoded) is flat: one Object per distinct table, one Value per field,
 // the items of vectors of strings and tables in one array; strings are views of the
@@ -37,20 +38,11 @@
 #include "ptn/bytes.hpp"
 #include "ptn/error.hpp"
 #include "ptn/json_tape.hpp"
+#include "ptn/program_memo.hpp"
 #include "ptn/program_schema.hpp"
 
 namespace ptn {
 namespace program {
-
-/// One decoded field. Scalars (and a union's type byte) are in `i` (a double's bits for
-/// Double); a string is bytes [a, a + b) of the buffer; a table is object a - 1 (a == 0:
-/// absent); a vector of scalars is b items from byte a; a vector of strings or tables is
-/// Decoded::items[a, a + b); a union's member table is object a - 1 (0: none or unknown).
-struct Value {
-  std::int64_t i = 0;
-  std::uint32_t a = 0;
-  std::uint32_t b = 0;
-};
 
 struct Object {
   std::uint32_t values;  // index of its first field's Value
@@ -77,10 +69,7 @@ struct Refusal {
 class Verifier {
  public:
   Verifier(ByteSpan buf, Decoded& out)
-      : buf_(buf.data),
-        size_(buf.size),
-        limit_(buf.size / layout::kBytesPerObject),
-        out_(out) {
+      : buf_(buf.data), size_(buf.size), limit_(buf.size / layout::kBytesPerObject), out_(out) {
     out_.bytes = buf;
   }
 
@@ -98,15 +87,14 @@ class Verifier {
     const std::uint64_t off = slot(s, fd.slot);
     value.reset();
     if (off == 0) return true;
-    std::uint64_t at = 0;
+    std::uint64_t at = 0, target = 0;
     if (!field_at(pos, tb, fd, off, s.tsize, 4, at)) return false;
     path_.push_back(Token{fd.name, 0});
-    std::uint64_t target = 0;
-    Result r;
+    Walked r;
     if (!follow(at, target) || !string(target, r)) return false;
     path_.pop_back();
     value = std::string_view(reinterpret_cast<const char*>(buf_) + r.v.a, r.v.b);
-    memo_clear();
+    memo_.clear();
     expanded_ = decoded_ = 0;
     return true;
   }
@@ -114,8 +102,17 @@ class Verifier {
   /// Verify and decode the whole buffer from its root table (the envelope has checked the
   /// root offset) into the Decoded given at construction.
   bool root() {
-    Result r;
-    if (!table(ptn::detail::le32(buf_), layout::kRoot, 1, r)) return false;
+    Walked r;
+    Step step = enter_table(ptn::detail::le32(buf_), layout::kRoot, 1, r);
+    while (step == Step::Pushed) {
+      step = advance(frames_.size() - 1, r);
+      if (step != Step::Done) continue;
+      frames_.pop_back();
+      if (frames_.empty()) break;
+      take(frames_.size() - 1, r);
+      step = Step::Pushed;  // the parent walks on
+    }
+    if (step == Step::Failed) return false;
     out_.root = r.v.a - 1;
     return true;
   }
@@ -125,11 +122,10 @@ class Verifier {
   std::uint64_t reached() const noexcept { return reached_; }
 
  private:
-  struct Result {
-    Value v;
-    std::uint64_t weight = 0;  // objects in the expanded subtree
-    std::uint64_t height = 0;  // table levels in the subtree
-  };
+  /// Of entering or walking on an object: it failed; it is done (the result given); its
+  /// frame, or a child's, went on top of the stack.
+  enum class Step { Failed, Done, Pushed };
+
   struct TableStart {
     std::uint64_t vt;
     std::uint64_t nslots;
@@ -140,21 +136,33 @@ class Verifier {
     std::string_view name;
     std::uint64_t index;
   };
-  struct MemoEntry {
-    std::uint64_t key = 0;  // 0: empty
-    Result result;
+  /// A table or a vector of strings or tables whose walk is under way.
+  struct Frame {
+    std::uint64_t key;     // its memo key
+    std::uint64_t pos;
+    std::uint64_t depth;   // the table's depth (a vector's: that of its table)
+    std::uint64_t weight;  // objects of its expanded subtree so far
+    std::uint64_t height;  // table levels of its subtree so far
+    std::uint64_t next;    // the field or item to walk next
+    std::uint64_t count;   // a vector's items
+    std::uint64_t first;   // a table's first Value; a vector's first item
+    std::uint64_t object;  // a table's Object
+    std::int64_t code;     // the type byte of the union member being walked
+    TableStart start;      // a table's header
+    std::size_t what;      // the table's index, or the vector field's id
+    bool vector;
   };
 
   // Memo keys: (offset + 1) << 8 | type; types are the tables, the vectors of each table,
   // strings, and the vectors of each other item kind (ptn.program.verify's memo keys).
   static constexpr std::uint64_t kStringType = 2 * kTableCount;
   static_assert(2 * kTableCount + 1 + 10 < 256, "memo types fit a byte");
-  static std::uint64_t vector_type(const layout::Field& f) {
-    return f.items == Kind::Table ? kTableCount + static_cast<std::uint64_t>(f.ref)
-                                  : kStringType + 1 + static_cast<std::uint64_t>(f.items);
+  static std::uint64_t vector_type(const layout::Field& fd) {
+    return fd.items == Kind::Table ? kTableCount + static_cast<std::uint64_t>(fd.ref)
+                                   : kStringType + 1 + static_cast<std::uint64_t>(fd.items);
   }
 
-  // -- faults ---------------------------------------------------------------------------
+  // -- faults (messages are built only here, on the way out) ----------------------------
 
   bool refuse(std::string message, std::string_view more = {},
               const char* rule = "ptg-malformed") {
@@ -166,6 +174,12 @@ class Verifier {
     if (!more.empty()) where += "/" + ptn::detail::escape_pointer_token(more);
     refusal_ = Refusal{rule, std::move(where), std::move(message)};
     return false;
+  }
+  static std::string at_byte(const char* what, std::uint64_t pos) {
+    return std::string(what) + " at byte " + std::to_string(pos);
+  }
+  std::string past_end() const {
+    return " runs past the end of the " + std::to_string(size_) + "-byte buffer";
   }
 
   bool count(std::uint64_t n) {
@@ -211,36 +225,29 @@ class Verifier {
     }
   }
 
-  // -- the walk -------------------------------------------------------------------------
+  // -- checks ---------------------------------------------------------------------------
 
   bool table_start(std::uint64_t pos, const layout::Table& tb, TableStart& s) {
-    const std::string name(tb.name);
-    if (pos & 3) return refuse(name + " table at byte " + std::to_string(pos) + " is not 4-byte aligned");
-    if (pos + 4 > size_) {
-      return refuse(name + " table at byte " + std::to_string(pos) + " runs past the end of the " +
-                    std::to_string(size_) + "-byte buffer");
-    }
+    const auto table_at = [&] { return std::string(tb.name) + " table at byte " + std::to_string(pos); };
+    if (pos & 3) return refuse(table_at() + " is not 4-byte aligned");
+    if (pos + 4 > size_) return refuse(table_at() + past_end());
     const std::int64_t vt =
         static_cast<std::int64_t>(pos) - static_cast<std::int32_t>(ptn::detail::le32(buf_ + pos));
     if (vt < 0 || static_cast<std::uint64_t>(vt) + 4 > size_) {
-      return refuse(name + " table at byte " + std::to_string(pos) + " has its vtable at " +
-                    std::to_string(vt) + ", outside the buffer");
+      return refuse(table_at() + " has its vtable at " + std::to_string(vt) + ", outside the buffer");
     }
     if (vt & 1) {
-      return refuse(name + " table at byte " + std::to_string(pos) + " has its vtable at " +
-                    std::to_string(vt) + ", not 2-byte aligned");
+      return refuse(table_at() + " has its vtable at " + std::to_string(vt) + ", not 2-byte aligned");
     }
     s.vt = static_cast<std::uint64_t>(vt);
     const std::uint64_t vsize = u16(s.vt);
     s.tsize = u16(s.vt + 2);
     if (vsize < 4 || (vsize & 1) || s.vt + vsize > size_) {
-      return refuse("the vtable of the " + name + " table at byte " + std::to_string(pos) +
-                    " has size " + std::to_string(vsize) +
+      return refuse("the vtable of the " + table_at() + " has size " + std::to_string(vsize) +
                     ": not an even number of at least 4 bytes inside the buffer");
     }
     if (s.tsize < 4 || pos + s.tsize > size_) {
-      return refuse(name + " table at byte " + std::to_string(pos) + " declares " +
-                    std::to_string(s.tsize) +
+      return refuse(table_at() + " declares " + std::to_string(s.tsize) +
                     " inline bytes: fewer than 4, or past the end of the buffer");
     }
     s.nslots = (vsize - 4) >> 1;
@@ -250,16 +257,16 @@ class Verifier {
   /// The position of an `n`-byte field at table offset `off`, checked.
   bool field_at(std::uint64_t pos, const layout::Table& tb, const layout::Field& fd,
                 std::uint64_t off, std::uint64_t tsize, std::uint64_t n, std::uint64_t& at) {
-    const std::string what = "field " + std::string(tb.name) + "." + std::string(fd.name);
+    const auto field = [&] { return "field " + std::string(tb.name) + "." + std::string(fd.name); };
     if (off < 4 || off + n > tsize) {
-      return refuse(what + " at offset " + std::to_string(off) + " of the table at byte " +
+      return refuse(field() + " at offset " + std::to_string(off) + " of the table at byte " +
                         std::to_string(pos) + " does not fit in its " + std::to_string(tsize) +
                         " inline bytes",
                     fd.name);
     }
     at = pos + off;
     if (at % n) {
-      return refuse(what + " at byte " + std::to_string(at) + " is not " + std::to_string(n) +
+      return refuse(field() + " at byte " + std::to_string(at) + " is not " + std::to_string(n) +
                         "-byte aligned",
                     fd.name);
     }
@@ -273,240 +280,242 @@ class Verifier {
     return true;
   }
 
-  bool table(std::uint64_t pos, std::size_t t, std::uint64_t depth, Result& out) {
+  // -- entering an object: verified whole (a string, a vector of scalars, a memo hit), or
+  // -- its frame pushed for its fields or items to be walked -----------------------------
+
+  Step enter_table(std::uint64_t pos, std::size_t t, std::uint64_t depth, Walked& out) {
     ++reached_;
     const std::uint64_t key = ((pos + 1) << 8) | t;
-    if (const Result* hit = memo_find(key)) {
+    if (const Walked* hit = memo_.find(key)) {
       out = *hit;
-      return depth_ok(depth, hit->height) && count(hit->weight);
+      return depth_ok(depth, hit->height) && count(hit->weight) ? Step::Done : Step::Failed;
     }
-    if (!depth_ok(depth, 1)) return false;
+    if (!depth_ok(depth, 1)) return Step::Failed;
     ++visited_;
-    if (!count(1)) return false;
-    const layout::Table& tb = layout::kTables[t];
-    TableStart s;
-    if (!table_start(pos, tb, s)) return false;
-    const std::size_t base = out_.values.size();
-    const std::size_t object = out_.objects.size();
-    out_.objects.push_back(Object{static_cast<std::uint32_t>(base), static_cast<std::uint16_t>(t)});
-    out_.values.resize(base + tb.count);
-    std::uint64_t weight = 1, height = 1;
-    for (std::size_t k = 0; k < tb.count; ++k) {
-      const layout::Field& fd = layout::kFields[tb.first + k];
-      Result r;
-      if (fd.kind == Kind::Union) {
-        if (!union_member(pos, tb, fd, s, depth, r)) return false;
-      } else {
-        const std::uint64_t off = slot(s, fd.slot);
-        if (is_scalar(fd.kind)) {
-          Value& v = out_.values[base + k];
-          if (off == 0) {
-            if (fd.kind == Kind::Double) {
-              std::memcpy(&v.i, &fd.default_double, 8);
-            } else {
-              v.i = fd.default_int;
-            }
-            continue;
-          }
-          const std::uint64_t n = kind_size(fd.kind);
-          std::uint64_t at = pos + off;
-          if ((off < 4 || off + n > s.tsize || at % n) &&
-              !field_at(pos, tb, fd, off, s.tsize, n, at)) {
-            return false;
-          }
-          v.i = scalar(fd.kind, at);
-          continue;
-        }
-        if (off == 0) {
-          if (fd.required) {
-            return refuse(std::string(tb.name) + "." + std::string(fd.name) +
-                              " is required but absent",
-                          {}, "ptg-missing-field");
-          }
-          continue;  // "", empty, absent: a zero Value
-        }
-        std::uint64_t at = 0, target = 0;
-        if (!field_at(pos, tb, fd, off, s.tsize, 4, at) || !follow(at, target)) return false;
-        path_.push_back(Token{fd.name, 0});
-        bool ok;
-        if (fd.kind == Kind::String) {
-          ok = string(target, r);
-        } else if (fd.kind == Kind::Table) {
-          ok = table(target, static_cast<std::size_t>(fd.ref), depth + 1, r);
-        } else {
-          ok = vector(target, fd, depth, r);
-        }
-        if (!ok) return false;
-        path_.pop_back();
-      }
-      out_.values[base + k] = r.v;
-      weight += r.weight;
-      if (r.height >= height) height = r.height + 1;
-    }
-    out.v = Value{0, static_cast<std::uint32_t>(object + 1), 0};
-    out.weight = weight;
-    out.height = height;
-    memo_put(key, out);
-    return true;
+    if (!count(1)) return Step::Failed;
+    Frame fr{};
+    if (!table_start(pos, layout::kTables[t], fr.start)) return Step::Failed;
+    fr.key = key;
+    fr.pos = pos;
+    fr.depth = depth;
+    fr.weight = fr.height = 1;
+    fr.first = out_.values.size();
+    fr.object = out_.objects.size();
+    fr.what = t;
+    out_.objects.push_back(
+        Object{static_cast<std::uint32_t>(fr.first), static_cast<std::uint16_t>(t)});
+    out_.values.resize(fr.first + layout::kTables[t].count);
+    frames_.push_back(fr);
+    return Step::Pushed;
   }
 
-  bool union_member(std::uint64_t pos, const layout::Table& tb, const layout::Field& fd,
-                    const TableStart& s, std::uint64_t depth, Result& out) {
-    const std::uint64_t type_off = slot(s, fd.type_slot);
-    std::uint64_t code = 0;
-    if (type_off) {
-      std::uint64_t at = 0;
-      if (!field_at(pos, tb, fd, type_off, s.tsize, 1, at)) return false;
-      code = buf_[at];
-    }
-    out = Result{};
-    out.v.i = static_cast<std::int64_t>(code);
-    if (code == 0) return true;
-    const layout::Union& un = layout::kUnions[fd.ref];
-    if (code > un.count) return true;  // a member this layout does not know
-    const std::size_t member = layout::kUnionMembers[un.first + code - 1];
-    const std::uint64_t off = slot(s, fd.slot);
-    if (off == 0) {
-      return refuse(std::string(tb.name) + "." + std::string(fd.name) + " says " +
-                        std::string(layout::kTables[member].name) + " but holds no value",
-                    {}, "ptg-missing-field");
-    }
-    std::uint64_t at = 0, target = 0;
-    if (!field_at(pos, tb, fd, off, s.tsize, 4, at) || !follow(at, target)) return false;
-    path_.push_back(Token{fd.name, 0});
-    Result r;
-    if (!table(target, member, depth + 1, r)) return false;
-    path_.pop_back();
-    out.v.a = r.v.a;
-    out.weight = r.weight;
-    out.height = r.height;
-    return true;
-  }
-
-  bool string(std::uint64_t pos, Result& out) {
-    ++reached_;
-    const std::uint64_t key = ((pos + 1) << 8) | kStringType;
-    if (const Result* hit = memo_find(key)) {
-      out = *hit;
-      return count(1);
-    }
-    ++visited_;
-    if (!count(1)) return false;
-    const std::string at = "string at byte " + std::to_string(pos);
-    if (pos & 3) return refuse(at + " is not 4-byte aligned");
-    if (pos + 4 > size_) {
-      return refuse(at + " runs past the end of the " + std::to_string(size_) + "-byte buffer");
-    }
-    const std::uint64_t n = u32(pos);
-    const std::uint64_t end = pos + 4 + n;
-    if (end >= size_) {
-      return refuse(at + " of " + std::to_string(n) + " bytes runs past the end of the buffer");
-    }
-    if (buf_[end] != 0) return refuse(at + " is not NUL-terminated");
-    if (!bytes(pos, n + 5)) return false;
-    const std::string_view text(reinterpret_cast<const char*>(buf_) + pos + 4, n);
-    if (json::detail::invalid_utf8_at(text) != n) return refuse(at + " is not UTF-8");
-    out = Result{Value{0, static_cast<std::uint32_t>(pos + 4), static_cast<std::uint32_t>(n)}, 1,
-                 0};
-    memo_put(key, out);
-    return true;
-  }
-
-  bool vector(std::uint64_t pos, const layout::Field& fd, std::uint64_t depth, Result& out) {
+  Step enter_vector(std::uint64_t pos, std::size_t id, std::uint64_t depth, Walked& out) {
+    const layout::Field& fd = layout::kFields[id];
     ++reached_;
     const std::uint64_t key = ((pos + 1) << 8) | vector_type(fd);
-    if (const Result* hit = memo_find(key)) {
+    if (const Walked* hit = memo_.find(key)) {
       out = *hit;
-      return depth_ok(depth + 1, hit->height) && count(hit->weight);
+      return depth_ok(depth + 1, hit->height) && count(hit->weight) ? Step::Done : Step::Failed;
     }
     ++visited_;
-    if (!count(1)) return false;
-    const std::string at = "vector at byte " + std::to_string(pos);
-    if (pos & 3) return refuse(at + " is not 4-byte aligned");
+    if (!count(1)) return Step::Failed;
+    if (pos & 3) {
+      refuse(at_byte("vector", pos) + " is not 4-byte aligned");
+      return Step::Failed;
+    }
     if (pos + 4 > size_) {
-      return refuse(at + " runs past the end of the " + std::to_string(size_) + "-byte buffer");
+      refuse(at_byte("vector", pos) + past_end());
+      return Step::Failed;
     }
     const std::uint64_t n = u32(pos);
     const std::uint64_t start = pos + 4;
     const std::uint64_t width = kind_size(fd.items);
     if (n > (size_ - start) / width) {
-      return refuse(at + " of " + std::to_string(n) + " " + std::to_string(width) +
-                    "-byte items runs past the end of the " + std::to_string(size_) +
-                    "-byte buffer");
+      refuse(at_byte("vector", pos) + " of " + std::to_string(n) + " " + std::to_string(width) +
+             "-byte items" + past_end());
+      return Step::Failed;
     }
     if (width == 8 && n && (start & 7)) {
-      return refuse(at + ": its 8-byte items are not 8-byte aligned");
+      refuse(at_byte("vector", pos) + ": its 8-byte items are not 8-byte aligned");
+      return Step::Failed;
     }
-    if (!bytes(pos, 4 + n * width)) return false;
+    if (!bytes(pos, 4 + n * width)) return Step::Failed;
     if (is_scalar(fd.items)) {
-      out = Result{Value{0, static_cast<std::uint32_t>(start), static_cast<std::uint32_t>(n)}, 1,
-                   0};
-      memo_put(key, out);
-      return true;
+      out = Walked{Value{0, static_cast<std::uint32_t>(start), static_cast<std::uint32_t>(n)}, 1, 0};
+      memo_.put(key, out);
+      return Step::Done;
     }
-    // This vector's items take their places in Decoded::items first: the items of the
-    // vectors inside them are appended after, as their walks go.
-    const std::size_t first = out_.items.size();
-    out_.items.resize(first + n);
-    std::uint64_t weight = 1, height = 0;
-    for (std::uint64_t i = 0; i < n; ++i) {
-      path_.push_back(Token{{}, i});
-      std::uint64_t target = 0;
-      Result r;
-      if (!follow(start + 4 * i, target)) return false;
-      const bool ok = fd.items == Kind::String
-                          ? string(target, r)
-                          : table(target, static_cast<std::size_t>(fd.ref), depth + 1, r);
-      if (!ok) return false;
-      path_.pop_back();
-      out_.items[first + i] = r.v;
-      weight += r.weight;
-      if (r.height > height) height = r.height;
+    Frame fr{};
+    fr.key = key;
+    fr.pos = pos;
+    fr.depth = depth;
+    fr.weight = 1;
+    fr.count = n;
+    fr.first = out_.items.size();  // the items' places, before those of vectors inside them
+    fr.what = id;
+    fr.vector = true;
+    out_.items.resize(fr.first + n);
+    frames_.push_back(fr);
+    return Step::Pushed;
+  }
+
+  bool string(std::uint64_t pos, Walked& out) {
+    ++reached_;
+    const std::uint64_t key = ((pos + 1) << 8) | kStringType;
+    if (const Walked* hit = memo_.find(key)) {
+      out = *hit;
+      return count(1);
     }
-    out = Result{Value{0, static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(n)},
-                 weight, height};
-    memo_put(key, out);
+    ++visited_;
+    if (!count(1)) return false;
+    if (pos & 3) return refuse(at_byte("string", pos) + " is not 4-byte aligned");
+    if (pos + 4 > size_) return refuse(at_byte("string", pos) + past_end());
+    const std::uint64_t n = u32(pos);
+    const std::uint64_t end = pos + 4 + n;
+    if (end >= size_) {
+      return refuse(at_byte("string", pos) + " of " + std::to_string(n) +
+                    " bytes runs past the end of the buffer");
+    }
+    if (buf_[end] != 0) return refuse(at_byte("string", pos) + " is not NUL-terminated");
+    if (!bytes(pos, n + 5)) return false;
+    const std::string_view text(reinterpret_cast<const char*>(buf_) + pos + 4, n);
+    if (json::detail::invalid_utf8_at(text) != n) return refuse(at_byte("string", pos) + " is not UTF-8");
+    out = Walked{Value{0, static_cast<std::uint32_t>(pos + 4), static_cast<std::uint32_t>(n)}, 1, 0};
+    memo_.put(key, out);
     return true;
   }
 
-  // -- the memo: open addressing over (offset, type) keys --------------------------------
+  // -- walking a frame on ---------------------------------------------------------------
 
-  static std::uint64_t mix(std::uint64_t key) noexcept {
-    key ^= key >> 33;
-    key *= 0xff51afd7ed558ccdULL;
-    key ^= key >> 33;
-    return key;
+  /// Walk frame `idx` (the top) on from its next field or item: Done, with its result in
+  /// `out`, once all are walked; Pushed when a child's frame went on top first.
+  Step advance(std::size_t idx, Walked& out) {
+    return frames_[idx].vector ? advance_vector(idx, out) : advance_table(idx, out);
   }
-  const Result* memo_find(std::uint64_t key) const noexcept {
-    if (memo_.empty()) return nullptr;
-    const std::size_t mask = memo_.size() - 1;
-    for (std::size_t at = mix(key) & mask;; at = (at + 1) & mask) {
-      const MemoEntry& e = memo_[at];
-      if (e.key == key) return &e.result;
-      if (e.key == 0) return nullptr;
-    }
-  }
-  void memo_put(std::uint64_t key, const Result& result) {
-    if ((memo_used_ + 1) * 2 > memo_.size()) {
-      std::vector<MemoEntry> old = std::move(memo_);
-      memo_.assign(old.empty() ? 64 : old.size() * 2, MemoEntry{});
-      memo_used_ = 0;
-      for (const MemoEntry& e : old) {
-        if (e.key != 0) memo_insert(e.key, e.result);
+
+  Step advance_table(std::size_t idx, Walked& out) {
+    Frame* fr = &frames_[idx];
+    const layout::Table& tb = layout::kTables[fr->what];
+    for (; fr->next < tb.count; ++fr->next) {
+      const std::size_t id = tb.first + fr->next;
+      const layout::Field& fd = layout::kFields[id];
+      Value& v = out_.values[fr->first + fr->next];
+      if (fd.kind == Kind::Union) {
+        const std::uint64_t type_off = slot(fr->start, fd.type_slot);
+        std::uint64_t at = 0;
+        if (type_off && !field_at(fr->pos, tb, fd, type_off, fr->start.tsize, 1, at)) {
+          return Step::Failed;
+        }
+        const std::uint64_t code = type_off ? buf_[at] : 0;
+        const layout::Union& un = layout::kUnions[fd.ref];
+        v.i = static_cast<std::int64_t>(code);
+        if (code == 0 || code > un.count) continue;  // none, or a member ptn does not know
+        const std::size_t member = layout::kUnionMembers[un.first + code - 1];
+        const std::uint64_t off = slot(fr->start, fd.slot);
+        if (off == 0) {
+          refuse(std::string(tb.name) + "." + std::string(fd.name) + " says " +
+                     std::string(layout::kTables[member].name) + " but holds no value",
+                 {}, "ptg-missing-field");
+          return Step::Failed;
+        }
+        std::uint64_t target = 0;
+        if (!field_at(fr->pos, tb, fd, off, fr->start.tsize, 4, at) || !follow(at, target)) {
+          return Step::Failed;
+        }
+        path_.push_back(Token{fd.name, 0});
+        fr->code = static_cast<std::int64_t>(code);
+        Walked child;
+        const Step step = enter_table(target, member, fr->depth + 1, child);
+        if (step != Step::Done) return step;
+        take(idx, child, false);
+        continue;
       }
+      const std::uint64_t off = slot(fr->start, fd.slot);
+      if (is_scalar(fd.kind)) {
+        if (off == 0) {
+          if (fd.kind == Kind::Double) {
+            std::memcpy(&v.i, &fd.default_double, 8);
+          } else {
+            v.i = fd.default_int;
+          }
+          continue;
+        }
+        const std::uint64_t n = kind_size(fd.kind);
+        std::uint64_t at = fr->pos + off;
+        if ((off < 4 || off + n > fr->start.tsize || at % n) &&
+            !field_at(fr->pos, tb, fd, off, fr->start.tsize, n, at)) {
+          return Step::Failed;
+        }
+        v.i = scalar(fd.kind, at);
+        continue;
+      }
+      if (off == 0) {
+        if (!fd.required) continue;  // "", empty, absent: a zero Value
+        refuse(std::string(tb.name) + "." + std::string(fd.name) + " is required but absent", {},
+               "ptg-missing-field");
+        return Step::Failed;
+      }
+      std::uint64_t at = 0, target = 0;
+      if (!field_at(fr->pos, tb, fd, off, fr->start.tsize, 4, at) || !follow(at, target)) {
+        return Step::Failed;
+      }
+      path_.push_back(Token{fd.name, 0});
+      Walked child;
+      Step step;
+      if (fd.kind == Kind::String) {
+        step = string(target, child) ? Step::Done : Step::Failed;
+      } else if (fd.kind == Kind::Table) {
+        step = enter_table(target, static_cast<std::size_t>(fd.ref), fr->depth + 1, child);
+      } else {
+        step = enter_vector(target, id, fr->depth, child);
+      }
+      if (step != Step::Done) return step;
+      take(idx, child, false);
     }
-    memo_insert(key, result);
+    out = Walked{Value{0, static_cast<std::uint32_t>(fr->object + 1), 0}, fr->weight, fr->height};
+    memo_.put(fr->key, out);
+    return Step::Done;
   }
-  void memo_insert(std::uint64_t key, const Result& result) {
-    const std::size_t mask = memo_.size() - 1;
-    std::size_t at = mix(key) & mask;
-    while (memo_[at].key != 0) at = (at + 1) & mask;
-    memo_[at] = MemoEntry{key, result};
-    ++memo_used_;
+
+  Step advance_vector(std::size_t idx, Walked& out) {
+    Frame* fr = &frames_[idx];
+    const layout::Field& fd = layout::kFields[fr->what];
+    for (; fr->next < fr->count; ++fr->next) {
+      path_.push_back(Token{{}, fr->next});
+      std::uint64_t target = 0;
+      if (!follow(fr->pos + 4 + 4 * fr->next, target)) return Step::Failed;
+      Walked child;
+      const Step step =
+          fd.items == Kind::String
+              ? (string(target, child) ? Step::Done : Step::Failed)
+              : enter_table(target, static_cast<std::size_t>(fd.ref), fr->depth + 1, child);
+      if (step != Step::Done) return step;
+      take(idx, child, false);
+    }
+    out = Walked{Value{0, static_cast<std::uint32_t>(fr->first), static_cast<std::uint32_t>(fr->count)},
+                 fr->weight, fr->height};
+    memo_.put(fr->key, out);
+    return Step::Done;
   }
-  void memo_clear() {
-    memo_.clear();
-    memo_used_ = 0;
+
+  /// Frame `idx` takes the result of the child it was walking (whose pointer token comes
+  /// off the path); `finished`: the child had a frame of its own, so `idx` moves on here.
+  void take(std::size_t idx, const Walked& child, bool finished = true) {
+    Frame& fr = frames_[idx];
+    path_.pop_back();
+    fr.weight += child.weight;
+    if (fr.vector) {
+      out_.items[fr.first + fr.next] = child.v;
+      if (child.height > fr.height) fr.height = child.height;
+    } else {
+      Value v = child.v;
+      if (layout::kFields[layout::kTables[fr.what].first + fr.next].kind == Kind::Union) {
+        v.i = fr.code;
+      }
+      out_.values[fr.first + fr.next] = v;
+      if (child.height >= fr.height) fr.height = child.height + 1;
+    }
+    if (finished) ++fr.next;
   }
 
   const std::uint8_t* buf_;
@@ -514,8 +523,8 @@ class Verifier {
   std::uint64_t limit_;
   Decoded& out_;
   std::vector<Token> path_;
-  std::vector<MemoEntry> memo_;
-  std::size_t memo_used_ = 0;
+  std::vector<Frame> frames_;
+  Memo memo_;
   std::optional<Refusal> refusal_;
   std::uint64_t visited_ = 0;
   std::uint64_t reached_ = 0;
