@@ -73,6 +73,10 @@ class ProgramRunner:
         """Input name -> declared metadata (dtype, sizes with their ``Dim`` ranges), in order."""
         return {i.name: i.meta for i in self._plan(method).inputs}
 
+    def outputs(self, method: str) -> tuple[tuple[str, TensorMeta | None], ...]:
+        """(name, declared metadata or None) of each user output, in order."""
+        return tuple((r.name, r.meta) for r in self._plan(method).returned)
+
     @property
     def buffers(self) -> dict[str, Any]:
         """The state: each mutated constant by data key, each non-persistent buffer by fqn
