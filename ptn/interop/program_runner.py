@@ -78,6 +78,11 @@ class ProgramRunner:
         return tuple((r.name, r.meta) for r in self._plan(method).returned)
 
     @property
+    def constants(self) -> Mapping[str, Any]:
+        """The tensors the methods read, by data key: one per key, whichever methods bind it."""
+        return self._ctx.constants
+
+    @property
     def buffers(self) -> dict[str, Any]:
         """The state: each mutated constant by data key, each non-persistent buffer by fqn
         (the tensors themselves, which the next call updates)."""
