@@ -29,6 +29,7 @@ _EXPORTS = {
     "load": "ptn.package.read",
     "read_metadata": "ptn.package.read",
     "repack": "ptn.package.edit",
+    "SaveWarning": "ptn.core.errors",
     "save": "ptn.package.write",
     "validate": "ptn.remote.validate",
 }
@@ -48,6 +49,7 @@ __all__ = [
     "PtnError",
     "PtnMetadata",
     "Report",
+    "SaveWarning",
     "diff",
     "edit_metadata",
     "load",
@@ -61,7 +63,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from ptn.core.errors import Finding, InvalidPackageError, PtnError, Report
+    from ptn.core.errors import Finding, InvalidPackageError, PtnError, Report, SaveWarning
     from ptn.json.strict import parse_json
     from ptn.metadata.document import Metadata
     from ptn.package.atomic import BrokenHardLinks

@@ -28,6 +28,7 @@ from ptn.cli.diff_view import MAX_ROWS
 from ptn.cli.main import cli
 from ptn.core.resources import load_schema
 from ptn.package.diff import PackageDiff
+from ptn.testing import program_for
 from ptn.testing.hostile import PROGRAM  # a real program, binding nothing
 from ptn.testing.strategies import names, valid_metadata
 
@@ -276,14 +277,17 @@ def test_metadata_kinds_are_kept_apart(tmp_path: Path) -> None:
 
 
 def test_alias_change_alone(tmp_path: Path) -> None:
-    """A mutable key is never folded: the same bytes stored twice, no alias, same constants."""
+    """A mutated key is never folded: the same bytes stored twice, no alias, same constants
+    (the programs differ in that flag only)."""
     w = np.arange(12, dtype=np.float32).reshape(3, 4)
-    a = save(tmp_path / "a.ptn", {"w": w, "w_tied": w.copy()})
-    b = save(tmp_path / "b.ptn", {"w": w, "w_tied": w.copy()}, mutable_keys=["w_tied"])
+    constants = {"w": w, "w_tied": w.copy()}
+    a = save(tmp_path / "a.ptn", constants, program=program_for(constants))
+    b = save(tmp_path / "b.ptn", constants, program=program_for(constants, mutated=["w_tied"]))
     d = ptn.diff(a, b)
     assert {k: v for k, v in differences(d).items() if k != "members"} == {
         "aliases": {"removed": ["w_tied"]}
     }
+    assert not d.program.equal
     assert d.aliases.removed == {"w_tied": "w"} and d.tensors.unchanged == 2
     back = ptn.diff(b, a).to_json()["aliases"]
     assert back["added"] == [{"key": "w_tied", "owner": "w"}]
