@@ -710,10 +710,12 @@ INVALID_INPUTS: dict[str, tuple[str, dict[str, Any]]] = {
     "object": ("st-unsupported-dtype", {"constants": {"a": np.array([None])}}),
     "huge-dim": ("st-bad-shape", {"constants": {"a": np.zeros((0, 2**31))}}),
     "mutable-unknown": (
-        "ptg-mutable-keys-mismatch", {"constants": {"a": np.zeros(2)}, "mutable": ["b"]}
+        "ptg-mutable-keys-mismatch",
+        {"constants": {"a": np.zeros(2)}, "mutable": ["b"]},
     ),
     "mutable-not-mutated": (
-        "ptg-mutable-keys-mismatch", {"constants": {"a": np.zeros(2)}, "mutable": ["a"]}
+        "ptg-mutable-keys-mismatch",
+        {"constants": {"a": np.zeros(2)}, "mutable": ["a"]},
     ),
     "program-malformed": ("ptg-malformed", {"program": PROGRAM[:-4]}),
     "program-short": ("ptg-too-short", {"program": b"\x10\x00\x00\x00NP"}),

@@ -93,7 +93,9 @@ def caches(draw: Any) -> tuple[dict[str, np.ndarray], set[str]]:
     return constants, set(draw(st.sets(st.sampled_from(keys))))
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(case=caches())
 def test_a_mutated_constant_is_never_folded(tmp_path: Path, case: Any) -> None:
     """Whatever the contents and which keys the program mutates: no mutated key is an alias
