@@ -118,7 +118,7 @@ def test_a_mutated_constant_is_never_folded(tmp_path: Path, case: Any) -> None:
             assert np.array_equal(pkg.constants[key], value)
 
 
-# -- constants that contradict the program -------------------------------------------------------
+# -- constants that contradict the program -----------------------------------------------------
 
 
 W = np.arange(12, dtype=np.float32).reshape(4, 3)
@@ -193,7 +193,7 @@ def test_a_mutated_alias_is_refused_by_the_check_a_writer_runs() -> None:
     assert caught.value.rule == "ptg-mutated-alias"
 
 
-# -- constants no method binds ----------------------------------------------------------------------
+# -- constants no method binds -----------------------------------------------------------------
 
 
 def test_a_constant_no_method_binds_is_written_with_a_warning(tmp_path: Path) -> None:
@@ -218,7 +218,7 @@ def test_save_file_warns_at_its_caller(tmp_path: Path) -> None:
     assert w[0].filename == __file__
 
 
-# -- mutable_keys ------------------------------------------------------------------------------------
+# -- mutable_keys ------------------------------------------------------------------------------
 
 
 def test_mutable_keys_that_say_what_the_program_says_are_accepted(tmp_path: Path) -> None:
