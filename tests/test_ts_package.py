@@ -445,7 +445,7 @@ def test_byte_sources_read_headers_only_and_agree(node: str, tmp_path: Path) -> 
         check=True,
     )
     expected = json.loads(proc.stdout)
-    for part in ("members", "program", "tensors", "metadata", "totals"):
+    for part in ("members", "program", "methods", "tensors", "metadata", "totals"):
         assert out["inspect"][part] == expected[part], part
 
 
@@ -514,7 +514,8 @@ def test_inspect_package_shows_what_ptn_inspect_shows(node: str, packages: list[
         info["totals"] = info["totals"] or empty_totals
         for row in want["metadata"]:
             row["value"] = _as_printed(row["value"])
-        for part in ("valid", "members", "program", "tensors", "metadata", "totals", "unreadable"):
+        parts = ("valid", "members", "program", "methods", "tensors", "metadata", "totals")
+        for part in (*parts, "unreadable"):
             mine, theirs = info[part], want[part]
             if part == "unreadable":
                 mine, theirs = _comparable(mine), _comparable(theirs)
