@@ -326,7 +326,8 @@ def test_methods_and_bindings_say_what_changed(tmp_path: Path) -> None:
     assert "  ~ forward: inputs () -> (x: F32 [1..8, 3]), outputs (p_w: F32 [4, 3]) -> " in out
     assert "  ~ k: mutated -> not mutated, bound by forward -> forward, decode" in out
     assert "  ~ w: bound by forward -> forward, decode" in out
-    assert out.splitlines()[-1].startswith("different: 1 member, the program, 2 methods, 2 bindings")
+    verdict = "different: 1 member, the program, 2 methods, 2 bindings"
+    assert out.splitlines()[-1].startswith(verdict)
 
 
 def test_an_alias_compares_its_owners_bytes(tmp_path: Path) -> None:

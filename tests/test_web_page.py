@@ -220,7 +220,7 @@ def test_valid_package_shows_what_ptn_inspect_shows(driven: dict[str, Any]) -> N
     assert fast["program"].endswith(f"identifier {info['program']['identifier']}")
     ((name, inputs, outputs, bound, buffers),) = fast["methods"]
     (method,) = info["methods"]
-    assert (name, inputs, buffers) == (method["name"], "", "")  # binds, takes and holds nothing else
+    assert (name, inputs, buffers) == (method["name"], "", "")  # no input, no buffer
     assert outputs.startswith("p_tok_embeddings_weight: BF16 [64, 16]\n")
     assert outputs.endswith("... 2 more")
     assert bound == f"{len(method['constants'])} (2 mutated)"

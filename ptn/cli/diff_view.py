@@ -171,9 +171,7 @@ def text_diff(info: Row, colour: bool) -> str:
         lambda m: f"size {m['size']}, crc32 {m['crc32']}", _member_change, mark,
     )  # fmt: skip
     lines.append(program_line)
-    lines += _section(
-        "methods", "method", info["methods"], "name", _method, _method_change, mark
-    )
+    lines += _section("methods", "method", info["methods"], "name", _method, _method_change, mark)
     lines += _section(
         "bindings", "binding", info["bindings"], "data_key", _binding, _binding_change, mark
     )
