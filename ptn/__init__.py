@@ -34,10 +34,11 @@ _EXPORTS = {
     "validate": "ptn.remote.validate",
 }
 # safetensors-style load_file/save_file: ``ptn.torch`` (torch imported only when
-# called) and ``ptn.numpy``; ``ptn.llm``: metadata from a Hugging Face config.json;
+# called) and ``ptn.numpy``; ``ptn.executorch``: what ExecuTorch's to_native gives, saved
+# with metadata; ``ptn.llm``: metadata from a Hugging Face config.json;
 # ``ptn.batch``: validate_many on Dask; ``ptn.sources``: remote byte sources, TransferStats;
 # ``ptn.testing``: strategies and builders for users' tests.
-_SUBMODULES = ("batch", "llm", "numpy", "sources", "testing", "torch")
+_SUBMODULES = ("batch", "executorch", "llm", "numpy", "sources", "testing", "torch")
 
 __all__ = [
     "SPEC_VERSION",
