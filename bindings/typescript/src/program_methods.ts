@@ -54,8 +54,9 @@ function dim(d: Dim): bigint | string {
 /** The rows of every method of `program`, in its order. */
 export function methodRows(program: Decoded, layout: ProgramLayout): MethodRow[] {
   const dtypeName = new Map(layout.safetensorsDtype);
-  const scalarName = new Map(Object.entries(layout.enums["ScalarType"]).map(([k, v]) => [v, k]));
-  const userOutput = layout.enums["OutputKind"]["USER_OUTPUT"];
+  // The layout is generated from schema/program.layout.json, which names both enums.
+  const scalarName = new Map(Object.entries(layout.enums["ScalarType"] ?? {}).map(([k, v]) => [v, k]));
+  const userOutput = layout.enums["OutputKind"]?.["USER_OUTPUT"];
   const tensor = (meta: Meta | undefined): { dtype: string | null; shape: (bigint | string)[] | null } =>
     meta === undefined
       ? { dtype: null, shape: null }
