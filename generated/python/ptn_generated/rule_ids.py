@@ -51,6 +51,7 @@ class Rule(StrEnum):
     PTG_MUTABLE_BUFFER_STORED = 'ptg-mutable-buffer-stored'
     PTG_CONFLICTING_BINDING = 'ptg-conflicting-binding'
     PTG_UNUSED_CONSTANT = 'ptg-unused-constant'
+    PTG_MUTABLE_KEYS_MISMATCH = 'ptg-mutable-keys-mismatch'
     ST_TRUNCATED = 'st-truncated'
     ST_HEADER_TOO_LARGE = 'st-header-too-large'
     ST_HEADER_NOT_OBJECT = 'st-header-not-object'
@@ -153,6 +154,7 @@ SEVERITY: dict[str, str] = {
     'ptg-mutable-buffer-stored': 'error',
     'ptg-conflicting-binding': 'error',
     'ptg-unused-constant': 'warning',
+    'ptg-mutable-keys-mismatch': 'error',
     'st-truncated': 'error',
     'st-header-too-large': 'error',
     'st-header-not-object': 'error',

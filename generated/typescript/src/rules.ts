@@ -49,6 +49,7 @@ export const RULE_SEVERITY: Readonly<Record<string, Severity>> = {
   "ptg-mutable-buffer-stored": "error",
   "ptg-conflicting-binding": "error",
   "ptg-unused-constant": "warning",
+  "ptg-mutable-keys-mismatch": "error",
   "st-truncated": "error",
   "st-header-too-large": "error",
   "st-header-not-object": "error",
