@@ -66,7 +66,7 @@ def replayed(runner: ProgramRunner, inputs: tuple[Any, ...]) -> ProgramRunner:
     for given, value in zip(plan.inputs, inputs, strict=True):
         values[given.slot] = value
     steps = []
-    for fn, args, kwargs, store, free in plan.steps:
+    for fn, args, kwargs, store, _freed in plan.steps:
         result = fn(*[values[a] for a in args], **{k: values[s] for k, s in kwargs})
         if isinstance(store, int):
             values[store] = result
@@ -130,7 +130,9 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     print(f"torch {torch.__version__}, {args.threads} thread(s), {args.rounds} rounds of "
           f"{args.calls} calls each\n")  # fmt: skip
-    print("| package | steps | eager per call | run per call | run / eager | interpreter per step |")
+    print(
+        "| package | steps | eager per call | run per call | run / eager | interpreter per step |"
+    )
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
     for name in args.only or BUILDERS:
         r = bench(name, args.rounds, args.calls)

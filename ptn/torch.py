@@ -12,6 +12,7 @@ from ptn.interop.run_errors import (
     OutputError,
     ProgramError,
     RunError,
+    UnknownMethodError,
     UnsupportedError,
 )
 from ptn.interop.torch import load_file, save_file, to_numpy, to_torch
@@ -23,6 +24,7 @@ __all__ = [
     "ProgramError",
     "ProgramRunner",
     "RunError",
+    "UnknownMethodError",
     "UnsupportedError",
     "load_file",
     "load_program",

@@ -23,7 +23,7 @@ from functools import partial
 from typing import Any
 
 from ptn.interop.program_plan import Context, Plan, compile_method
-from ptn.interop.run_errors import InputError, OperatorError, OutputError
+from ptn.interop.run_errors import InputError, OperatorError, OutputError, UnknownMethodError
 from ptn.interop.torch_values import dtypes, enum_strings
 from ptn.package.read import load
 from ptn.program.model import Program, TensorMeta
@@ -120,7 +120,7 @@ class ProgramRunner:
     def _plan(self, method: str) -> Plan:
         plan = self._plans.get(method)
         if plan is None:
-            raise KeyError(
+            raise UnknownMethodError(
                 f"no method {method!r}; the program has {', '.join(map(repr, self._plans))}"
             )
         return plan

@@ -13,6 +13,13 @@ class RunError(Exception):
     """A method of a program could not run."""
 
 
+class UnknownMethodError(RunError, KeyError):
+    """The program has no method of that name (a KeyError too, as a lookup by name)."""
+
+    def __str__(self) -> str:  # KeyError would quote the whole message
+        return str(self.args[0]) if self.args else ""
+
+
 class InputError(RunError, ValueError):
     """The inputs do not fit the method: their number, or an input's type, dtype, rank
     or a dimension outside its ``Dim`` range."""

@@ -19,29 +19,12 @@ import json
 import re
 from pathlib import Path
 
-from tools.codegen.common import header
+from tools.codegen.common import cpp_string, header
 from tools.codegen.rule_ids import rule_headings
 
 PROGRAM_LAYOUT = "schema/program.layout.json"
 # MSVC caps one string literal at 16 KiB; the description is split into adjacent pieces.
 _PIECE = 2000
-
-
-def _literal(text: str) -> str:
-    """A C++ string literal (escaped, ASCII only) of ``text``."""
-    out = ['"']
-    for byte in text.encode("utf-8"):
-        char = chr(byte)
-        if char in '"\\':
-            out.append("\\" + char)
-        elif char == "\n":
-            out.append("\\n")
-        elif 0x20 <= byte < 0x7F:
-            out.append(char)
-        else:
-            out.append(f"\\{byte:03o}")
-    out.append('"')
-    return "".join(out)
 
 
 def spec_version(spec_text: str) -> str:
@@ -55,7 +38,8 @@ def emit_rules_header(spec_text: str) -> str:
     """include/ptn/rules.hpp: the rule ids of spec.md, sorted for binary search."""
     rules = sorted(rule_headings(spec_text))
     entries = "\n".join(
-        f"    {{{_literal(rule)}, Severity::{severity.capitalize()}}}," for rule, severity in rules
+        f"    {{{cpp_string(rule)}, Severity::{severity.capitalize()}}},"
+        for rule, severity in rules
     )
     return (
         header("//", "spec.md")
@@ -72,7 +56,7 @@ namespace ptn {{
 namespace rules {{
 
 /// The version of spec.md (its title line).
-inline constexpr std::string_view kSpecVersion = {_literal(spec_version(spec_text))};
+inline constexpr std::string_view kSpecVersion = {cpp_string(spec_version(spec_text))};
 
 struct Rule {{
   std::string_view id;
@@ -154,7 +138,7 @@ def emit_program_layout_header(description: str) -> str:
     """include/ptn/program_layout.hpp: the program description as data (checked JSON)."""
     json.loads(description)  # the C++ parser is stricter still; this catches a broken file
     pieces = [description[i : i + _PIECE] for i in range(0, len(description), _PIECE)] or [""]
-    body = "\n".join(f"    {_literal(piece)}" for piece in pieces)
+    body = "\n".join(f"    {cpp_string(piece)}" for piece in pieces)
     return (
         header("//", PROGRAM_LAYOUT)
         + f"""// The description of program.ptg that drives every binding's verifier, as data:

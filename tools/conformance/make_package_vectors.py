@@ -50,6 +50,7 @@ NOT_FILE_PROPERTIES = {
     "ptn-write-failed": "a writer's failure (ptn.save, metadata edits)",
     "ptn-concurrent-modification": "an edit racing another program",
     "st-mutable-shares-memory": "a writer's rule on its inputs (arrays that share memory)",
+    "ptg-mutable-keys-mismatch": "a writer's rule on its inputs (mutable_keys against the program)",
     "ptg-too-large": "needs a program over 1 GiB: too large to commit (tests/test_members.py)",
     "zip-bad-compressed-data": "only a reader that inflates (ptn repack) reports it; validation "
     "never inflates: a bad deflate stream is one zip-member-compressed (tests/test_forensics.py)",

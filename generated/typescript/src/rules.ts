@@ -49,6 +49,7 @@ export const RULE_SEVERITY: Readonly<Record<string, Severity>> = {
   "ptg-mutable-buffer-stored": "error",
   "ptg-conflicting-binding": "error",
   "ptg-unused-constant": "warning",
+  "ptg-mutable-keys-mismatch": "error",
   "ptg-undefined-value": "error",
   "ptg-unknown-operator": "error",
   "ptg-operator-schema-mismatch": "error",

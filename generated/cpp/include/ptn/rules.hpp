@@ -65,6 +65,7 @@ inline constexpr Rule kRules[] = {
     {"ptg-missing-constant", Severity::Error},
     {"ptg-missing-field", Severity::Error},
     {"ptg-mutable-buffer-stored", Severity::Error},
+    {"ptg-mutable-keys-mismatch", Severity::Error},
     {"ptg-mutated-alias", Severity::Error},
     {"ptg-no-methods", Severity::Error},
     {"ptg-operator-schema-mismatch", Severity::Error},
