@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-import ptn
 from ptn.program.build import build_program
+from ptn.testing import hostile
 
 Plain = dict[str, Any]
 
@@ -96,8 +96,9 @@ def saved(
     constants: dict[str, np.ndarray] | None = None,
     mutable: tuple[str, ...] = (),
 ) -> Path:
-    """``ptn.save`` of the program with ``methods`` and ``constants``; the path."""
-    ptn.save(path, program(*methods), constants or {}, mutable_keys=mutable)
+    """What ``ptn.save`` writes for ``constants`` with the program of ``methods``, which
+    may be one it would refuse (``hostile.with_program``); the path."""
+    hostile.with_program(path, program(*methods), constants or {}, mutable)
     return path
 
 

@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import struct
 import tempfile
-import zipfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 import ptn
-from ptn.package.write import write_atomically
 from ptn.program.build import Encoder, build_program
 from ptn.program.model import AffineGroup, Dim, TensorMeta
 from ptn.program.plain import to_plain
@@ -36,18 +34,11 @@ def real(name: str) -> bytes:
 
 
 def saved(program: bytes, constants: dict[str, np.ndarray], mutable: tuple[str, ...] = ()) -> bytes:
-    """What ``ptn.save`` writes for ``constants`` (reproducible), with ``program`` as its
-    program.ptg. ``ptn.save`` reads the program it writes and refuses the ones these
-    vectors break on purpose, so it saves them with a program binding each constant, and
-    the members are written again by the same member writer with ``program`` instead:
-    the bytes ``ptn.save`` would write if it did not read the program."""
+    """What ``ptn.save`` writes for ``constants`` (reproducible) with ``program`` as its
+    program.ptg, even a program it would refuse (``hostile.with_program``)."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "v.ptn"
-        ptn.save(path, program_for(constants, mutated=mutable), constants)
-        with zipfile.ZipFile(path) as z:
-            parts = {name: z.read(name) for name in z.namelist()}
-        parts["program.ptg"] = program
-        write_atomically(path, [(name, [data], len(data)) for name, data in parts.items()])
+        hostile.with_program(path, program, constants, mutable)
         return path.read_bytes()
 
 
