@@ -30,6 +30,7 @@ def test_validation_and_the_cli_import_neither_numpy_nor_pydantic() -> None:
 
 
 def test_validate_load_and_cli_never_import_torch() -> None:
+    """TINY's program has no call node: deep validation has no operator to check."""
     code = (
         "import sys, ptn\n"
         f"ptn.validate({str(TINY)!r}, deep=True)\n"
@@ -40,6 +41,24 @@ def test_validate_load_and_cli_never_import_torch() -> None:
         "assert 'torch' not in sys.modules, 'torch was imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed (optional)")
+def test_only_deep_validation_of_call_nodes_imports_torch(tmp_path: Path) -> None:
+    """Checking a call node's operator needs ATen's schemas, from torch: deep validation of
+    a program with call nodes imports it; the fast check, ptn.load and repack never do."""
+    mlp = Path(__file__).resolve().parent / "fixtures" / "real" / "mlp.ptn"
+    out = tmp_path / "repacked.ptn"
+    quiet = (
+        "import sys, ptn\n"
+        f"assert ptn.validate({str(mlp)!r}, fast=True).valid\n"
+        f"with ptn.load({str(mlp)!r}) as p: p.constants['layers.0.weight']\n"
+        f"ptn.repack({str(mlp)!r}, {str(out)!r})\n"
+        "assert 'torch' not in sys.modules, 'torch was imported'\n"
+        f"assert ptn.validate({str(mlp)!r}).valid\n"
+        "assert 'torch' in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", quiet], check=True)
 
 
 @pytest.mark.skipif(HAS_TORCH, reason="torch is installed here")

@@ -58,6 +58,7 @@ TS_RUNTIME = (
     "src/program.ts",
     "src/program_constants.ts",
     "src/program_methods.ts",
+    "src/program_values.ts",
     "src/package_api.ts",
     "src/package_core.ts",
     "src/node.ts",

@@ -29,11 +29,27 @@ class Gap:
     reason: str
 
 
+# The rules of spec section 4.4 that need an operator registry (ATen's schemas, from torch).
+OPERATOR_RULES = frozenset(
+    ("ptg-unknown-operator", "ptg-operator-schema-mismatch", "ptg-operators-unchecked")
+)
+
+
 def _program_verifier(rule: str) -> bool:
     return rule.startswith("ptg-") and rule not in PTG_ENVELOPE
 
 
+_OPERATOR_SCHEMAS = Gap(
+    "operator-schemas",
+    OPERATOR_RULES.__contains__,
+    "a call node is checked against its operator's schema only where there is an operator "
+    "registry: ptn's deep mode with torch installed reads ATen's from torch.ops.aten; the "
+    "binding has none (spec.md section 4.4), so it neither checks the operators nor warns "
+    "that it does not",
+)
+
 GAPS: dict[str, tuple[Gap, ...]] = {
+    "typescript": (_OPERATOR_SCHEMAS,),
     "cpp": (
         Gap(
             "program-verifier",
@@ -43,6 +59,7 @@ GAPS: dict[str, tuple[Gap, ...]] = {
             "schema/program.layout.json; the C++ program stage that reads the same description "
             "(generated/cpp/include/ptn/program_layout.hpp) is not written yet",
         ),
+        _OPERATOR_SCHEMAS,
     ),
 }
 

@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import struct
 import tempfile
-import zipfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 import ptn
-from ptn.package.write import write_atomically
 from ptn.program.build import Encoder, build_program
 from ptn.program.model import AffineGroup, Dim, TensorMeta
 from ptn.program.plain import to_plain
@@ -36,18 +34,11 @@ def real(name: str) -> bytes:
 
 
 def saved(program: bytes, constants: dict[str, np.ndarray], mutable: tuple[str, ...] = ()) -> bytes:
-    """What ``ptn.save`` writes for ``constants`` (reproducible), with ``program`` as its
-    program.ptg. ``ptn.save`` reads the program it writes and refuses the ones these
-    vectors break on purpose, so it saves them with a program binding each constant, and
-    the members are written again by the same member writer with ``program`` instead:
-    the bytes ``ptn.save`` would write if it did not read the program."""
+    """What ``ptn.save`` writes for ``constants`` (reproducible) with ``program`` as its
+    program.ptg, even a program it would refuse (``hostile.with_program``)."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "v.ptn"
-        ptn.save(path, program_for(constants, mutated=mutable), constants)
-        with zipfile.ZipFile(path) as z:
-            parts = {name: z.read(name) for name in z.namelist()}
-        parts["program.ptg"] = program
-        write_atomically(path, [(name, [data], len(data)) for name, data in parts.items()])
+        hostile.with_program(path, program, constants, mutable)
         return path.read_bytes()
 
 
@@ -170,3 +161,54 @@ def conflicting_binding() -> bytes:
 
 def unused_constant() -> bytes:
     return saved(program_for({"w": W}), {"w": W, "old.weight": np.ones(2, np.float32)})
+
+
+# -- section 4.4 ---------------------------------------------------------------------------
+
+
+def _edited_real(name: str, edit: Any) -> bytes:
+    """A real export whose program ``edit`` changed (in plain form), saved again by
+    ``ptn.save`` with the export's own constants."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"{name}.ptn"
+        path.write_bytes(real(name))
+        with ptn.load(path) as pkg:
+            plain = _plain(bytes(pkg.program))
+            constants = {key: pkg.constants[key].copy() for key in pkg.keys()}
+    edit(plain)
+    return saved(build_program(plain), constants)
+
+
+def _first_linear(plain: dict[str, Any]) -> dict[str, Any]:
+    nodes = plain["methods"][0]["graph"]["nodes"]
+    node: dict[str, Any] = next(
+        n for n in nodes if n.get("target") == "torch.ops.aten.linear.default"
+    )
+    return node
+
+
+def undefined_value() -> bytes:
+    """mlp.ptn whose first linear reads 'x_1', which nothing defines."""
+
+    def edit(plain: dict[str, Any]) -> None:
+        _first_linear(plain)["inputs"][0]["arg"]["value"] = ("TensorArg", {"name": "x_1"})
+
+    return _edited_real("mlp", edit)
+
+
+def unknown_operator() -> bytes:
+    """mlp.ptn whose first linear names torch.ops.aten.not_an_op.default."""
+
+    def edit(plain: dict[str, Any]) -> None:
+        _first_linear(plain)["target"] = "torch.ops.aten.not_an_op.default"
+
+    return _edited_real("mlp", edit)
+
+
+def schema_mismatch() -> bytes:
+    """mlp.ptn whose first linear names its weight argument 'bogus'."""
+
+    def edit(plain: dict[str, Any]) -> None:
+        _first_linear(plain)["inputs"][1]["name"] = "bogus"
+
+    return _edited_real("mlp", edit)
