@@ -60,9 +60,10 @@ def write_all(out: Path = HERE, invalid_out: Path = INVALID) -> list[Path]:
     invalid_out.mkdir(parents=True, exist_ok=True)
     constants, metadata = tiny_llm()
     written = [out / "tiny-llm.ptn", out / "no-constants.ptn", invalid_out / "bad-token-id.ptn"]
-    # A real program.ptg: one method, forward, binding every constant (the caches mutated).
+    # A real program.ptg: one method, forward, binding every constant (the caches mutated:
+    # ptn.save reads that from the program, and keeps each cache's bytes to itself).
     program = program_for(constants, mutated=CACHES)
-    ptn.save(written[0], program, constants, metadata, mutable_keys=CACHES)
+    ptn.save(written[0], program, constants, metadata)
     empty = program_for()  # binds nothing: a method with no constants
     ptn.save(written[1], empty, metadata={"general.name": "no-constants"})
     # Deliberately invalid: an eos id beyond the vocabulary. ptn.save refuses to

@@ -29,14 +29,16 @@ _EXPORTS = {
     "load": "ptn.package.read",
     "read_metadata": "ptn.package.read",
     "repack": "ptn.package.edit",
+    "SaveWarning": "ptn.core.errors",
     "save": "ptn.package.write",
     "validate": "ptn.remote.validate",
 }
 # safetensors-style load_file/save_file: ``ptn.torch`` (torch imported only when
-# called) and ``ptn.numpy``; ``ptn.llm``: metadata from a Hugging Face config.json;
+# called) and ``ptn.numpy``; ``ptn.executorch``: what ExecuTorch's to_native gives, saved
+# with metadata; ``ptn.llm``: metadata from a Hugging Face config.json;
 # ``ptn.batch``: validate_many on Dask; ``ptn.sources``: remote byte sources, TransferStats;
 # ``ptn.testing``: strategies and builders for users' tests.
-_SUBMODULES = ("batch", "llm", "numpy", "sources", "testing", "torch")
+_SUBMODULES = ("batch", "executorch", "llm", "numpy", "sources", "testing", "torch")
 
 __all__ = [
     "SPEC_VERSION",
@@ -48,6 +50,7 @@ __all__ = [
     "PtnError",
     "PtnMetadata",
     "Report",
+    "SaveWarning",
     "diff",
     "edit_metadata",
     "load",
@@ -61,7 +64,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from ptn.core.errors import Finding, InvalidPackageError, PtnError, Report
+    from ptn.core.errors import Finding, InvalidPackageError, PtnError, Report, SaveWarning
     from ptn.json.strict import parse_json
     from ptn.metadata.document import Metadata
     from ptn.package.atomic import BrokenHardLinks

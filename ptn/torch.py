@@ -1,8 +1,34 @@
-"""torch interop in the shape of ``safetensors.torch`` (torch imported only when called).
+"""torch interop in the shape of ``safetensors.torch`` (torch imported only when called),
+and ``load_program``: a package's methods, run in Python.
 
-The public face of ``ptn.interop.torch``, where the code lives (its layer: docs/architecture.md).
+The public face of ``ptn.interop.torch`` and ``ptn.interop.program_runner``, where the code
+lives (its layer: docs/architecture.md).
 """
 
+from ptn.interop.program_runner import ProgramRunner, load_program
+from ptn.interop.run_errors import (
+    InputError,
+    OperatorError,
+    OutputError,
+    ProgramError,
+    RunError,
+    UnknownMethodError,
+    UnsupportedError,
+)
 from ptn.interop.torch import load_file, save_file, to_numpy, to_torch
 
-__all__ = ["load_file", "save_file", "to_numpy", "to_torch"]
+__all__ = [
+    "InputError",
+    "OperatorError",
+    "OutputError",
+    "ProgramError",
+    "ProgramRunner",
+    "RunError",
+    "UnknownMethodError",
+    "UnsupportedError",
+    "load_file",
+    "load_program",
+    "save_file",
+    "to_numpy",
+    "to_torch",
+]

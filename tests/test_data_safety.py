@@ -23,6 +23,7 @@ import ptn.package.atomic
 from ptn.core.errors import PtnError
 from ptn.package.atomic import BrokenHardLinks, stale_temp_files
 from ptn.package.edit import edit_metadata
+from ptn.testing import program_for
 from ptn.testing.hostile import PROGRAM  # the smallest real program: binds nothing
 
 REPO = Path(__file__).resolve().parent.parent
@@ -30,7 +31,8 @@ REPO = Path(__file__).resolve().parent.parent
 
 def make(path: Path, **metadata: object) -> Path:
     constants = {"w": np.arange(64, dtype=np.float32), "kv": np.zeros(16, np.float16)}
-    ptn.save(path, PROGRAM, constants, metadata or {"get_vocab_size": 64}, mutable_keys=["kv"])
+    program = program_for(constants, mutated=["kv"])  # kv: state the method updates
+    ptn.save(path, program, constants, metadata or {"get_vocab_size": 64})
     return path
 
 
@@ -431,7 +433,7 @@ def test_mutable_keys_sharing_numpy_memory_are_refused(tmp_path: Path) -> None:
     ]
     for constants, mutable in cases:
         with pytest.raises(PtnError) as raised:
-            ptn.save(tmp_path / "m.ptn", PROGRAM, constants, mutable_keys=mutable)
+            ptn.save(tmp_path / "m.ptn", program_for(constants, mutated=mutable), constants)
         assert raised.value.rule == "st-mutable-shares-memory"
     assert not (tmp_path / "m.ptn").exists()
 
@@ -445,7 +447,7 @@ def test_memory_sharing_that_is_allowed(tmp_path: Path) -> None:
         ({"k": buf, "v": buf.copy()}, ["k", "v"]),
     ]
     for constants, mutable in ok:
-        ptn.save(tmp_path / "m.ptn", PROGRAM, constants, mutable_keys=mutable)
+        ptn.save(tmp_path / "m.ptn", program_for(constants, mutated=mutable), constants)
         with ptn.load(tmp_path / "m.ptn") as pkg:
             for key in mutable:
                 assert key not in pkg.aliases  # mutable keys are never deduplicated
@@ -454,14 +456,10 @@ def test_memory_sharing_that_is_allowed(tmp_path: Path) -> None:
 def test_mutable_torch_tensors_sharing_a_storage_are_refused(tmp_path: Path) -> None:
     torch = pytest.importorskip("torch")
     cache = torch.zeros(2, 8)
+    program = program_for({"k": cache[0], "v": cache[1]}, mutated=["k", "v"])
     with pytest.raises(PtnError, match="st-mutable-shares-memory"):
-        ptn.save(
-            tmp_path / "m.ptn", PROGRAM, {"k": cache[0], "v": cache[1]}, mutable_keys=["k", "v"]
-        )
-    ptn.save(
-        tmp_path / "m.ptn", PROGRAM, {"k": cache[0].clone(), "v": cache[1].clone()},
-        mutable_keys=["k", "v"],
-    )  # fmt: skip
+        ptn.save(tmp_path / "m.ptn", program, {"k": cache[0], "v": cache[1]})
+    ptn.save(tmp_path / "m.ptn", program, {"k": cache[0].clone(), "v": cache[1].clone()})
 
 
 def test_float8_is_an_unsupported_dtype_naming_the_key(tmp_path: Path) -> None:

@@ -28,6 +28,10 @@ from ptn.cli.diff_view import MAX_ROWS
 from ptn.cli.main import cli
 from ptn.core.resources import load_schema
 from ptn.package.diff import PackageDiff
+from ptn.program.build import build_program
+from ptn.program.plain import to_plain
+from ptn.program.read import read_program
+from ptn.testing import program_for
 from ptn.testing.hostile import PROGRAM  # a real program, binding nothing
 from ptn.testing.strategies import names, valid_metadata
 
@@ -68,7 +72,7 @@ DIFF_SCHEMA = jsonschema.Draft202012Validator(load_schema("diff"))
 def differences(d: PackageDiff) -> dict[str, dict[str, list[str]]]:
     """Section -> {added|removed|changed: [names]}, only the non-empty parts."""
     out: dict[str, dict[str, list[str]]] = {}
-    for name in ("members", "tensors", "aliases", "metadata"):
+    for name in ("members", "methods", "bindings", "tensors", "aliases", "metadata"):
         section = getattr(d, name)
         parts = {
             part: list(getattr(section, part))
@@ -276,17 +280,54 @@ def test_metadata_kinds_are_kept_apart(tmp_path: Path) -> None:
 
 
 def test_alias_change_alone(tmp_path: Path) -> None:
-    """A mutable key is never folded: the same bytes stored twice, no alias, same constants."""
+    """A mutated key is never folded: the same bytes stored twice, no alias, same constants
+    (the programs differ in that flag only)."""
     w = np.arange(12, dtype=np.float32).reshape(3, 4)
-    a = save(tmp_path / "a.ptn", {"w": w, "w_tied": w.copy()})
-    b = save(tmp_path / "b.ptn", {"w": w, "w_tied": w.copy()}, mutable_keys=["w_tied"])
+    constants = {"w": w, "w_tied": w.copy()}
+    a = save(tmp_path / "a.ptn", constants, program=program_for(constants))
+    b = save(tmp_path / "b.ptn", constants, program=program_for(constants, mutated=["w_tied"]))
     d = ptn.diff(a, b)
     assert {k: v for k, v in differences(d).items() if k != "members"} == {
-        "aliases": {"removed": ["w_tied"]}
+        "aliases": {"removed": ["w_tied"]},
+        "bindings": {"changed": ["w_tied"]},
+        "methods": {"changed": ["forward"]},  # w_tied: a buffer mutation, no more a user output
     }
+    assert not d.program.equal
     assert d.aliases.removed == {"w_tied": "w"} and d.tensors.unchanged == 2
     back = ptn.diff(b, a).to_json()["aliases"]
     assert back["added"] == [{"key": "w_tied", "owner": "w"}]
+
+
+def test_methods_and_bindings_say_what_changed(tmp_path: Path) -> None:
+    """A method added, a cache no longer mutated, an input made dynamic: each is one line."""
+    w, k = np.ones((4, 3), np.float32), np.zeros(4, np.float16)
+    constants = {"w": w, "k": k}
+    old = program_for(constants, mutated=["k"])
+    decoded, _ = read_program(program_for(constants, methods=("forward", "decode")))
+    assert decoded is not None
+    plain = to_plain(decoded)
+    plain["methods"][0]["graph"]["inputs"] = ["x"]
+    plain["methods"][0]["graph"]["tensor_values"].append(
+        {"name": "x", "meta": {"dtype": 6, "sizes": [{"min": 1, "max": 8}, {"min": 3, "max": 3}]}}
+    )
+    a = save(tmp_path / "a.ptn", constants, program=old)
+    b = save(tmp_path / "b.ptn", constants, program=build_program(plain))
+    d = ptn.diff(a, b)
+    DIFF_SCHEMA.validate(d.to_json())
+    assert list(d.methods.added) == ["decode"] and list(d.methods.changed) == ["forward"]
+    assert d.bindings.changed["k"][0].mutated and not d.bindings.changed["k"][1].mutated
+    assert d.bindings.changed["w"][1].methods == ("forward", "decode")
+    assert d.to_json()["methods"]["changed"][0]["new"]["inputs"] == [
+        {"name": "x", "dtype": "F32", "shape": ["1..8", 3]}
+    ]
+    out = ptn_cli("diff", str(a), str(b)).stdout
+    assert "methods: 1 added, 1 changed, 0 equal" in out
+    assert "  + decode: () -> (p_w: F32 [4, 3], p_k: F16 [4])" in out
+    assert "  ~ forward: inputs () -> (x: F32 [1..8, 3]), outputs (p_w: F32 [4, 3]) -> " in out
+    assert "  ~ k: mutated -> not mutated, bound by forward -> forward, decode" in out
+    assert "  ~ w: bound by forward -> forward, decode" in out
+    verdict = "different: 1 member, the program, 2 methods, 2 bindings"
+    assert out.splitlines()[-1].startswith(verdict)
 
 
 def test_an_alias_compares_its_owners_bytes(tmp_path: Path) -> None:

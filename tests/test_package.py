@@ -225,10 +225,11 @@ def test_round_trip(
 ) -> None:
     constants, names, mutable = case
     bindable = {k: v for k, v in constants.items() if names[k] != "C64"}
-    program = program_for(bindable, mutated=mutable & set(bindable), methods=methods)
+    mutable &= set(bindable)  # the program says what is mutable, and binds no C64 constant
+    program = program_for(bindable, mutated=mutable, methods=methods)
     where = fresh_dir(tmp_path)
     path = where / "model.ptn"
-    ptn.save(path, program, constants, metadata, mutable_keys=mutable)
+    ptn.save(path, program, constants, metadata)
     data = path.read_bytes()
 
     aliases = predicted_aliases(constants, names, mutable)
@@ -239,7 +240,7 @@ def test_round_trip(
     # Reproducible: another path, and overwriting the same path, give the same bytes.
     ptn.save(where / "again.ptn", program, constants, metadata, mutable_keys=mutable)
     assert (where / "again.ptn").read_bytes() == data
-    ptn.save(path, program, constants, metadata, mutable_keys=mutable)
+    ptn.save(path, program, constants, metadata)
     assert path.read_bytes() == data
     assert temp_files(where) == []
 
@@ -352,7 +353,8 @@ def test_optional_members_are_omitted(tmp_path: Path) -> None:
     ptn.save(path, PROGRAM, {"a": np.arange(3), "b": np.arange(4)})
     with zipfile.ZipFile(path) as zf:
         assert zf.namelist() == [PTG, SAFETENSORS]  # no duplicates: no aliases.json
-    ptn.save(path, PROGRAM, {"a": np.arange(3), "b": np.arange(3)}, mutable_keys=["b"])
+    same = {"a": np.arange(3), "b": np.arange(3)}
+    ptn.save(path, program_for(same, mutated=["b"]), same)
     with zipfile.ZipFile(path) as zf:
         assert zf.namelist() == [PTG, SAFETENSORS]  # mutable keys never fold
     ptn.save(path, PROGRAM, {"b": np.arange(3), "a": np.arange(3)}, {"get_vocab_size": 3})
@@ -707,7 +709,15 @@ INVALID_INPUTS: dict[str, tuple[str, dict[str, Any]]] = {
     "dtype": ("st-unsupported-dtype", {"constants": {"a": np.zeros(2, np.complex128)}}),
     "object": ("st-unsupported-dtype", {"constants": {"a": np.array([None])}}),
     "huge-dim": ("st-bad-shape", {"constants": {"a": np.zeros((0, 2**31))}}),
-    "mutable-unknown": ("st-entry-invalid", {"constants": {"a": np.zeros(2)}, "mutable": ["b"]}),
+    "mutable-unknown": (
+        "ptg-mutable-keys-mismatch",
+        {"constants": {"a": np.zeros(2)}, "mutable": ["b"]},
+    ),
+    "mutable-not-mutated": (
+        "ptg-mutable-keys-mismatch",
+        {"constants": {"a": np.zeros(2)}, "mutable": ["a"]},
+    ),
+    "program-malformed": ("ptg-malformed", {"program": PROGRAM[:-4]}),
     "program-short": ("ptg-too-short", {"program": b"\x10\x00\x00\x00NP"}),
     "program-identifier": ("ptg-bad-identifier", {"program": b"\x10\x00\x00\x00TFL3" + bytes(56)}),
     "program-root": ("ptg-bad-root-offset", {"program": b"\xff\x00\x00\x00NPTG" + bytes(56)}),
@@ -734,7 +744,7 @@ def test_invalid_inputs_raise_before_touching_the_destination(
             given_.get("program", PROGRAM),
             constants,
             given_.get("metadata"),
-            mutable_keys=given_.get("mutable", ()),
+            mutable_keys=given_.get("mutable"),
         )
     assert raised.value.rule == rule
     assert opened == []  # no temporary file was even created
@@ -777,7 +787,8 @@ def test_wrong_argument_types_raise_type_error_naming_the_argument(
 
 def test_mutable_keys_may_be_any_iterable(tmp_path: Path) -> None:
     path = tmp_path / "m.ptn"
-    ptn.save(path, PROGRAM, {"a": np.zeros(2), "b": np.zeros(2)}, mutable_keys=iter(["a"]))
+    constants = {"a": np.zeros(2), "b": np.zeros(2)}
+    ptn.save(path, program_for(constants, mutated=["a"]), constants, mutable_keys=iter(["a"]))
     with ptn.load(path) as pkg:
         assert pkg.aliases == {}  # a mutable key never folds, so b kept its own bytes too
         assert pkg.owner_keys() == ["a", "b"]

@@ -30,6 +30,7 @@ def test_validation_and_the_cli_import_neither_numpy_nor_pydantic() -> None:
 
 
 def test_validate_load_and_cli_never_import_torch() -> None:
+    """TINY's program has no call node: deep validation has no operator to check."""
     code = (
         "import sys, ptn\n"
         f"ptn.validate({str(TINY)!r}, deep=True)\n"
@@ -40,6 +41,24 @@ def test_validate_load_and_cli_never_import_torch() -> None:
         "assert 'torch' not in sys.modules, 'torch was imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed (optional)")
+def test_only_deep_validation_of_call_nodes_imports_torch(tmp_path: Path) -> None:
+    """Checking a call node's operator needs ATen's schemas, from torch: deep validation of
+    a program with call nodes imports it; the fast check, ptn.load and repack never do."""
+    mlp = Path(__file__).resolve().parent / "fixtures" / "real" / "mlp.ptn"
+    out = tmp_path / "repacked.ptn"
+    quiet = (
+        "import sys, ptn\n"
+        f"assert ptn.validate({str(mlp)!r}, fast=True).valid\n"
+        f"with ptn.load({str(mlp)!r}) as p: p.constants['layers.0.weight']\n"
+        f"ptn.repack({str(mlp)!r}, {str(out)!r})\n"
+        "assert 'torch' not in sys.modules, 'torch was imported'\n"
+        f"assert ptn.validate({str(mlp)!r}).valid\n"
+        "assert 'torch' in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", quiet], check=True)
 
 
 @pytest.mark.skipif(HAS_TORCH, reason="torch is installed here")
@@ -71,13 +90,15 @@ def test_numpy_load_file_gives_zero_copy_arrays_equal_to_the_package() -> None:
 
 def test_numpy_save_file_round_trips_and_checks_types(tmp_path: Path) -> None:
     arrays = ptn.numpy.load_file(TINY)
+    with ptn.load(TINY) as pkg:
+        program = bytes(pkg.program)  # binds every constant, and mutates the caches
     path = tmp_path / "copy.ptn"
-    ptn.numpy.save_file(
-        arrays, path, program=PROGRAM, metadata={"a": 1}, mutable_keys=["kv_cache.v"]
-    )
+    ptn.numpy.save_file(arrays, path, program=program, metadata={"a": 1})
     again = ptn.numpy.load_file(path)
     assert {k: a.tobytes() for k, a in again.items()} == {k: a.tobytes() for k, a in arrays.items()}
-    assert ptn.validate(path).valid
+    assert ptn.validate(path).findings == []
+    with ptn.load(path) as pkg:
+        assert pkg.aliases == {"tok_embeddings.weight": "output.weight"}  # the caches: not
     with pytest.raises(TypeError, match=r"tensors\['w'\] is a list"):
         ptn.numpy.save_file({"w": [1.0]}, tmp_path / "x.ptn", program=PROGRAM)
     with pytest.raises(TypeError, match="tensors must be a mapping"):

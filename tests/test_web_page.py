@@ -218,6 +218,12 @@ def test_valid_package_shows_what_ptn_inspect_shows(driven: dict[str, Any]) -> N
         (m["name"], m["kind"], m["meaning"] or "") for m in info["metadata"]
     ]
     assert fast["program"].endswith(f"identifier {info['program']['identifier']}")
+    ((name, inputs, outputs, bound, buffers),) = fast["methods"]
+    (method,) = info["methods"]
+    assert (name, inputs, buffers) == (method["name"], "", "")  # no input, no buffer
+    assert outputs.startswith("p_tok_embeddings_weight: BF16 [64, 16]\n")
+    assert outputs.endswith("... 2 more")
+    assert bound == f"{len(method['constants'])} (2 mutated)"
     assert fast["deepEnabled"] and fast["summaries"] == [] and fast["notes"] == []
     deep = shown["deep"]
     assert deep["verdict"].startswith("valid") and "deep check" in deep["verdict"]

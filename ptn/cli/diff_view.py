@@ -21,7 +21,7 @@ MAX_VALUE_CHARS = 120
 Row = dict[str, Any]
 
 
-def _shape(shape: list[int]) -> str:
+def _shape(shape: list[int | str]) -> str:
     return "[" + ", ".join(map(str, shape)) + "]"
 
 
@@ -58,6 +58,61 @@ def _tensor_change(c: Row) -> str:
         if c["nan_mismatches"]:
             stats += f" ({c['nan_mismatches']} NaN on one side only)"
         parts.append(stats)
+    return ", ".join(parts)
+
+
+def _tensor_value(row: Row, name: str = "name") -> str:
+    """``x: F32 [1..8, 4]`` (the name alone for a value the program gives no metadata)."""
+    if row["dtype"] is None:
+        return safe(row[name])
+    return f"{safe(row[name])}: {safe(row['dtype'])} {_shape(row['shape'])}"
+
+
+def _values(rows: list[Row], name: str = "name") -> str:
+    return "(" + ", ".join(_tensor_value(r, name) for r in rows) + ")"
+
+
+def _method(m: Row) -> str:
+    text = f"{_values(m['inputs'])} -> {_values(m['outputs'])}"
+    if m["mutable_buffers"]:
+        text += f", mutable buffers {_values(m['mutable_buffers'], 'fqn')}"
+    return text
+
+
+def _method_change(c: Row) -> str:
+    old, new = c["old"], c["new"]
+    parts = []
+    for part, name in (("inputs", "inputs"), ("outputs", "outputs"),
+                       ("mutable_buffers", "mutable buffers")):  # fmt: skip
+        if old[part] != new[part]:
+            label = "fqn" if part == "mutable_buffers" else "name"
+            parts.append(f"{name} {_values(old[part], label)} -> {_values(new[part], label)}")
+    return ", ".join(parts)
+
+
+def _binding_meta(b: Row) -> str:
+    text = f"{safe(b['dtype'])} {_shape(b['shape'])}"
+    return text if b["quant"] is None else f"{text} quantized ({safe(b['quant'])})"
+
+
+def _binding(b: Row) -> str:
+    mutated = ", mutated" if b["mutated"] else ""
+    return f"{_binding_meta(b)}{mutated}, bound by {', '.join(map(safe, b['methods']))}"
+
+
+def _binding_change(c: Row) -> str:
+    old, new = c["old"], c["new"]
+    parts = []
+    if _binding_meta(old) != _binding_meta(new):
+        parts.append(f"{_binding_meta(old)} -> {_binding_meta(new)}")
+    if old["mutated"] != new["mutated"]:
+        said = {True: "mutated", False: "not mutated"}
+        parts.append(f"{said[old['mutated']]} -> {said[new['mutated']]}")
+    if old["methods"] != new["methods"]:
+        parts.append(
+            f"bound by {', '.join(map(safe, old['methods']))} -> "
+            f"{', '.join(map(safe, new['methods']))}"
+        )
     return ", ".join(parts)
 
 
@@ -116,6 +171,10 @@ def text_diff(info: Row, colour: bool) -> str:
         lambda m: f"size {m['size']}, crc32 {m['crc32']}", _member_change, mark,
     )  # fmt: skip
     lines.append(program_line)
+    lines += _section("methods", "method", info["methods"], "name", _method, _method_change, mark)
+    lines += _section(
+        "bindings", "binding", info["bindings"], "data_key", _binding, _binding_change, mark
+    )
     lines += _section(
         "constants", "constant", info["tensors"], "key", _tensor, _tensor_change, mark
     )
@@ -136,8 +195,9 @@ def _verdict(info: Row) -> str:
     if info["equal"]:
         return "equal"
     parts = []
-    for key, noun in (("members", "member"), ("tensors", "constant"),
-                      ("aliases", "aliased key"), ("metadata", "metadata name")):  # fmt: skip
+    for key, noun in (("members", "member"), ("methods", "method"), ("bindings", "binding"),
+                      ("tensors", "constant"), ("aliases", "aliased key"),
+                      ("metadata", "metadata name")):  # fmt: skip
         n = sum(len(info[key][part]) for part in ("added", "removed", "changed"))
         if n:
             parts.append(count(n, noun))

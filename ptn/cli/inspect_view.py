@@ -13,6 +13,7 @@ from ptn.cli.report import count, safe
 from ptn.core.errors import PtnError
 from ptn.core.names import METADATA, PTG
 from ptn.package.read import Package
+from ptn.program.methods import method_json
 from ptn_generated.metadata_rules import WELL_KNOWN
 
 
@@ -59,6 +60,7 @@ def describe(pkg: Package, *, every_row: bool = True) -> dict[str, Any]:
         "valid": pkg.valid,
         "members": members,
         "program": _program(pkg),
+        "methods": _methods(pkg),
         "tensors": tensors,
         "metadata": [
             {
@@ -144,6 +146,16 @@ def _program(pkg: Package) -> dict[str, Any] | None:
     except PtnError:
         return None
     return {"size": len(program), "identifier": bytes(program[4:8]).decode("latin-1")}
+
+
+def _methods(pkg: Package) -> list[dict[str, Any]] | None:
+    """Each method's inputs, outputs, bound constants and mutable buffers; None when the
+    program cannot be decoded (its finding says why)."""
+    try:
+        methods = pkg.methods
+    except PtnError:
+        return None
+    return [method_json(m) for m in methods]
 
 
 def _metadata_values(pkg: Package) -> tuple[dict[str, Any] | None, dict[str, str]]:
@@ -243,6 +255,12 @@ def render(info: dict[str, Any], show_all: bool = False) -> None:
     prog = info["program"]
     if prog is not None:
         console.print(Text(f"{PTG}: {_size(prog['size'])}, identifier {safe(prog['identifier'])}"))
+    if info["methods"]:
+        methods = Table(title="methods", title_justify="left")
+        for col in ("name", "inputs", "outputs", "constants", "mutable buffers"):
+            methods.add_column(col)
+        _add_rows(methods, info["methods"], show_all, _method_row)
+        console.print(methods)
     if info["tensors"]:
         tensors = Table(title="constants", title_justify="left")
         for col in ("key", "dtype", "shape", "bytes", "alias of"):
@@ -286,6 +304,37 @@ def render(info: dict[str, Any], show_all: bool = False) -> None:
         return
     for w in info["warnings"]:
         console.print(Text(f"warning {w['rule']} {safe(w['member'])}: {safe(w['message'])}"))
+
+
+def _tensor_text(row: dict[str, Any], name: str) -> str:
+    """``x: F32 [1..8, 4]`` (just the name for a value the program gives no metadata)."""
+    if row["dtype"] is None:
+        return safe(row[name])
+    shape = ", ".join(str(d) for d in row["shape"])
+    return f"{safe(row[name])}: {safe(row['dtype'])} [{shape}]"
+
+
+def _listed(rows: list[dict[str, Any]], name: str, most: int = 4) -> str:
+    """One line per value, at most ``most`` of them and a count of the rest."""
+    lines = [_tensor_text(r, name) for r in rows[:most]]
+    if len(rows) > most:
+        lines.append(f"... {len(rows) - most} more")
+    return "\n".join(lines)
+
+
+def _method_row(m: dict[str, Any]) -> tuple[Any, ...]:
+    from rich.text import Text
+
+    constants = m["constants"]
+    mutated = sum(c["mutated"] for c in constants)
+    bound = f"{len(constants):,}" + (f" ({mutated:,} mutated)" if mutated else "")
+    return (
+        Text(safe(m["name"])),
+        Text(_listed(m["inputs"], "name")),
+        Text(_listed(m["outputs"], "name")),
+        bound,
+        Text(_listed(m["mutable_buffers"], "fqn")),
+    )
 
 
 def _metadata_row(m: dict[str, Any]) -> tuple[Any, ...]:

@@ -1,8 +1,8 @@
 """The ``ptn`` command. Exit codes: 0 ok, 1 invalid (or stale), 2 usage or I/O problem.
 
 This module holds the group and its help; each command group lives in its own module
-(reading: validate, inspect, diff; editing: metadata, repack; shipped: bindings, schema),
-and the work is in the library layers below.
+(reading: validate, inspect, diff; running: run; editing: metadata, repack; shipped:
+bindings, schema), and the work is in the library layers below.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import NoReturn
 import click
 
 from ptn import SPEC_VERSION, __version__
-from ptn.cli import editing, reading, shipped
+from ptn.cli import editing, reading, running, shipped
 
 
 class _Group(click.Group):
@@ -50,6 +50,7 @@ def cli() -> None:
       ptn validate models/            check every *.ptn below models/
       ptn inspect model.ptn           members, tensors and metadata
       ptn diff old.ptn new.ptn        what changed between two packages
+      ptn run model.ptn --random      run a method in Python (needs torch)
       ptn metadata set model.ptn get_max_context_len=8192
       ptn repack zipped.ptn -o model.ptn   stored, aligned, canonical
     """
@@ -59,6 +60,7 @@ for command in (
     reading.validate,
     reading.inspect,
     reading.diff,
+    running.run,
     editing.metadata,
     editing.repack,
     shipped.bindings,

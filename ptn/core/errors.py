@@ -255,6 +255,15 @@ def within_budget(findings: Iterable[Finding]) -> Iterator[Finding]:
     yield from budget.summaries()
 
 
+class SaveWarning(UserWarning):
+    """A package was written, with findings that validation warns of (a constant that no
+    method binds, a program ptn could not read); ``findings`` lists them."""
+
+    def __init__(self, message: str, findings: list[Finding]) -> None:
+        super().__init__(message)
+        self.findings = findings
+
+
 @dataclass
 class Report:
     """Everything ``ptn.validate`` found in one file."""

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ptn.interop.numpy import check_tensors
 from ptn.package.read import load
-from ptn.package.write import save
+from ptn.package.write import save_package, warn_saved
 from ptn.safetensors.frameworks import to_numpy, to_torch, torch_module
 
 if TYPE_CHECKING:
@@ -43,13 +43,18 @@ def save_file(
     *,
     program: bytes | bytearray | memoryview,
     metadata: Mapping[str, Any] | Metadata | PtnMetadata | None = None,
-    mutable_keys: Iterable[str] = (),
+    mutable_keys: Iterable[str] | None = None,
 ) -> None:
     """Write torch tensors as a package, like safetensors' ``save_file`` plus the program.
 
-    ``ptn.save`` does the work: same validation, deduplication and atomic write.
+    ``ptn.save`` does the work: same validation, deduplication and atomic write. The
+    program says which constants are mutable (never deduplicated) and which it binds:
+    constants that contradict it raise ``PtnError`` before anything is written, and a
+    constant no method binds is written with a ``ptn.SaveWarning``. ``mutable_keys`` is
+    only for a program ptn cannot read (a version it does not know); given for one it
+    can, it must name exactly the keys the program mutates (``ptg-mutable-keys-mismatch``).
     """
     check_tensors(
         tensors, torch_module().Tensor, "torch.Tensor", "ptn.numpy.save_file takes arrays"
     )
-    save(path, program, tensors, metadata, mutable_keys)
+    warn_saved(save_package(path, program, tensors, metadata, mutable_keys), stacklevel=3)

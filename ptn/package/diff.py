@@ -8,7 +8,8 @@ constant early. With ``values=True`` a changed floating-point constant is read
 again, in float64 chunks, for its largest absolute difference (NaN-aware). Sections compare
 what a reader sees: members by name (size and directory CRC-32), the program by
 SHA-256, constants by key (an alias by its owner's bytes), aliases by key,
-metadata by name with its kind (1 and 1.0 differ).
+metadata by name with its kind (1 and 1.0 differ), and the program's methods by name and
+its bindings by data key (``ptn.package.diff_methods``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,13 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 
 from ptn.metadata.document import _SCALAR_KINDS, Stored, _kind_of
+from ptn.package.diff_methods import (
+    BindingFacts,
+    MethodFacts,
+    binding_facts,
+    method_facts,
+    methods_or_none,
+)
 from ptn.package.read import Package, load
 from ptn.safetensors.tensors import DTYPES, TensorInfo
 
@@ -137,6 +145,8 @@ class PackageDiff:
     new: str
     members: Section[MemberFacts, tuple[MemberFacts, MemberFacts]]
     program: ProgramDiff
+    methods: Section[MethodFacts, tuple[MethodFacts, MethodFacts]]
+    bindings: Section[BindingFacts, tuple[BindingFacts, BindingFacts]]
     tensors: Section[TensorFacts, TensorChange]
     aliases: Section[str, tuple[str, str]]
     metadata: Section[Stored, tuple[Stored, Stored]]
@@ -144,7 +154,9 @@ class PackageDiff:
 
     @property
     def equal(self) -> bool:
-        sections = (self.members, self.tensors, self.aliases, self.metadata)
+        sections = (
+            self.members, self.methods, self.bindings, self.tensors, self.aliases, self.metadata
+        )  # fmt: skip
         return self.program.equal and all(s.equal for s in sections)
 
     def to_json(self) -> dict[str, Any]:
@@ -161,6 +173,8 @@ class PackageDiff:
                 lambda c: {"old": c[0].to_json(), "new": c[1].to_json()},
             ),
             "program": self.program.to_json(),
+            "methods": _section_json(self.methods, "name", _facts_json, _change_json),
+            "bindings": _section_json(self.bindings, "data_key", _facts_json, _change_json),
             "tensors": _section_json(
                 self.tensors, "key", lambda t: t.to_json(), lambda c: c.to_json()
             ),
@@ -191,6 +205,14 @@ def _section_json(
         "changed": [{label: k, **change(c)} for k, c in section.changed.items()],
         "unchanged": section.unchanged,
     }
+
+
+def _facts_json(facts: MethodFacts | BindingFacts) -> dict[str, Any]:
+    return facts.to_json()
+
+
+def _change_json(change: tuple[Any, Any]) -> dict[str, Any]:
+    return {"old": change[0].to_json(), "new": change[1].to_json()}
 
 
 def _meta_json(value: Stored) -> dict[str, Any]:
@@ -349,6 +371,7 @@ def compare(
     program = ProgramDiff(
         len(old.program), len(new.program), _sha256(old.program), _sha256(new.program)
     )
+    methods_old, methods_new = methods_or_none(old), methods_or_none(new)
     meta_old = old.metadata.to_dict() if old.metadata is not None else {}
     meta_new = new.metadata.to_dict() if new.metadata is not None else {}
     return PackageDiff(
@@ -356,6 +379,12 @@ def compare(
         new=new.path,
         members=members,
         program=program,
+        methods=_sections(
+            method_facts(methods_old), method_facts(methods_new), lambda a, b: a == b
+        ),
+        bindings=_sections(
+            binding_facts(methods_old), binding_facts(methods_new), lambda a, b: a == b
+        ),
         tensors=_tensors(old, new, values, progress),
         aliases=_sections(old.aliases, new.aliases, lambda a, b: a == b),
         metadata=_sections(meta_old, meta_new, _same_value),

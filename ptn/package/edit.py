@@ -7,6 +7,7 @@ result and renames it into place only if the path still names the file it read.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -16,7 +17,9 @@ from ptn.core.names import ALIASES, KNOWN, METADATA, PTG, SAFETENSORS
 from ptn.metadata.document import Metadata
 from ptn.package.atomic import EditSource, edit_lock, replace_file
 from ptn.package.read import Package
+from ptn.package.relayout import crc_mismatch, relaid, scratch_dir
 from ptn.package.sparse import FileSource, SparseBuffer, fetch_for_stages
+from ptn.package.validate import check_package
 from ptn.package.write import (
     CopiedData,
     MemberSource,
@@ -25,7 +28,7 @@ from ptn.package.write import (
     write_atomically,
     write_failed,
 )
-from ptn.zip import Member, read_members
+from ptn.zip import Member
 from ptn.zip.decoy import DecoyScan, scans
 from ptn.zip.inflate import inflate_pieces
 from ptn.zip.writer import ZipWriter
@@ -145,15 +148,18 @@ def _repackable(findings: Iterable[Finding]) -> bool:
 def repack(src: str | os.PathLike[str], dst: str | os.PathLike[str] | None = None) -> list[Finding]:
     """Rewrite a package into the canonical form ``ptn.save`` writes; returns what it fixed.
 
-    Canonical: every member STORED, data 64-aligned, members in spec order,
-    fixed timestamps, so the same content always gives the same bytes. Deflated
-    members are inflated in bounded pieces, never past their declared size (a
-    lie or a zip bomb is ``zip-bad-compressed-data``); each member's content
-    must match its directory CRC-32 (``zip-crc-mismatch``), so a corrupt member
-    is never laundered into a valid one. Every byte of content is kept as it is.
-    The result is validated (deep) before it replaces anything: a package that would
-    still be invalid (bad content, unknown members) raises
-    ``InvalidPackageError`` listing the errors, and nothing is written.
+    Canonical: every member STORED, data 64-aligned, members in spec order, fixed
+    timestamps, and the safetensors member laid out as ``ptn.save`` lays it out (each
+    tensor aligned to its element size: ``ptn.package.relayout``), so the same content
+    always gives the same bytes. Deflated members are inflated in bounded pieces, never
+    past their declared size (a lie or a zip bomb is ``zip-bad-compressed-data``); each
+    member's content must match its directory CRC-32 (``zip-crc-mismatch``), so a
+    corrupt member is never laundered into a valid one. The program, the JSON members
+    and every constant's bytes are kept as they are. The package is checked first (fast
+    mode): an error a rewrite cannot remove (bad content, constants that contradict the
+    program, unknown members, an ambiguous container) raises ``InvalidPackageError``
+    listing the errors, before anything is written; the result is validated (deep)
+    before it replaces anything.
 
     Without ``dst`` the package is rewritten in place, as a transaction like
     ``edit_metadata`` (lock, one descriptor, unchanged-file check, rename).
@@ -163,42 +169,54 @@ def repack(src: str | os.PathLike[str], dst: str | os.PathLike[str] | None = Non
         try:
             if not len(buf.view):
                 raise PtnError("zip-not-a-zip", "the file is empty; a package is a zip archive")
-            read = fetch_for_stages(buf, only=())
-            members, findings = read_members(buf.view) if read is None else read
+            findings, parsed = check_package(buf.view, read=fetch_for_stages(buf))
             blocking = [f for f in findings if f.severity == "error" and f.rule not in REPACKABLE]
             if blocking:
                 raise InvalidPackageError(
                     blocking,
                     f"{blocking[0].message} (`ptn repack` rewrites compressed, unaligned or "
-                    "oddly flagged members, but this fault leaves the content uncertain; "
-                    "nothing was written)",
-                )
-            by_name = {m.name: m for m in members}
+                    "oddly flagged members, but this fault "
+                    + ("is in the content itself" if _in_content(blocking[0]) else
+                       "leaves the content uncertain")
+                    + "; nothing was written)",
+                )  # fmt: skip
+            by_name = parsed.members
             order = [n for n in KNOWN if n in by_name] + sorted(set(by_name) - set(KNOWN))
             out = source.path if dst is None or _same_file(dst, source) else dst
+            fixed = [f for f in findings if f.rule in REPACKABLE]
+            with contextlib.ExitStack() as stack:
+                st = by_name.get(SAFETENSORS)
+                plan = None
+                if st is not None:
+                    plan = stack.enter_context(
+                        relaid(buf, st, lambda: _content(buf, st), scratch_dir(source.path))
+                    )
+                    fixed += plan.fixed
 
-            def write(fd: int) -> None:
-                with os.fdopen(fd, "w+b", closefd=False) as f, ZipWriter(f) as zw:
-                    for name in order:
-                        m = by_name[name]
-                        written = zw.add(name, _content(buf, m), m.content_size)
-                        if written.crc32 != m.crc32:
-                            raise PtnError(
-                                "zip-crc-mismatch",
-                                f"the content of member '{name}' has CRC-32 "
-                                f"{written.crc32:08x} but its directory entry records "
-                                f"{m.crc32:08x}: it was altered or corrupted, and a repack "
-                                "would hide that; nothing was written",
-                                member=name,
-                            )
-                # Deep: content the source hid (compressed) is checked for the first time.
-                check_written(fd, out, deep=True)
+                def write(fd: int) -> None:
+                    with os.fdopen(fd, "w+b", closefd=False) as f, ZipWriter(f) as zw:
+                        for name in order:
+                            m = by_name[name]
+                            if name == SAFETENSORS and plan is not None:
+                                written = zw.add(name, plan.chunks(), plan.size)
+                                if not plan.same:
+                                    continue  # its CRC-32 was checked before it moved
+                            else:
+                                written = zw.add(name, _content(buf, m), m.content_size)
+                            if written.crc32 != m.crc32:
+                                raise crc_mismatch(m, written.crc32)
+                    # Deep: content the source hid (compressed) is checked for the first time.
+                    check_written(fd, out, deep=True)
 
-            with write_failed(out, "repacking"):
-                replace_file(out, write, before_rename=source.check_unchanged)
+                with write_failed(out, "repacking"):
+                    replace_file(out, write, before_rename=source.check_unchanged)
         finally:
             buf.close()
-    return [f for f in findings if f.rule in REPACKABLE]
+    return fixed
+
+
+def _in_content(finding: Finding) -> bool:
+    return finding.member is not None and not finding.rule.startswith("zip-")
 
 
 def _content(buf: SparseBuffer, member: Member) -> Iterator[bytes | memoryview]:

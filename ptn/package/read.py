@@ -26,6 +26,8 @@ from ptn.json.strict import MAX_JSON_BYTES, parse_json
 from ptn.metadata.document import Metadata
 from ptn.package.sparse import FileSource, Source, SparseBuffer, check_sparse, fetch_for_stages
 from ptn.package.validate import Parsed, broken_keys
+from ptn.program.methods import MethodInfo, methods_of
+from ptn.program.read import read_program
 from ptn.safetensors.aliases import resolve
 from ptn.safetensors.header import TensorInfo, entry_sizes
 from ptn.zip import Member, read_members
@@ -191,6 +193,22 @@ class Package:
             raise error
         self._sparse.need([(m.data_offset, m.data_offset + m.size)])
         return self._buf[m.data_offset : m.data_offset + m.size]
+
+    @property
+    def methods(self) -> tuple[MethodInfo, ...]:
+        """Each method of the program: its name, inputs and outputs (``Value``: name and
+        ``TensorMeta``, whose ``describe()`` reads ``F32 [1..8, 4]``), the constants it binds
+        (``Binding``: name, data_key, meta, mutated) and its mutable buffers.
+
+        Decoded from program.ptg on each access (an open package keeps no decoded program:
+        see ``_adopt``), so keep the result rather than asking again. ``PtnError`` with the
+        program's rule when it cannot be decoded (a lenient package), or that of the
+        warning that says why its tables are not read (``ptg-unknown-version``).
+        """
+        program, findings = read_program(self.program)
+        if program is None:  # then a finding says why: an error, or why tables are not read
+            raise _error_of(next((f for f in findings if f.severity == "error"), findings[0]))
+        return methods_of(program)
 
     @property
     def metadata(self) -> Metadata | None:

@@ -1,9 +1,10 @@
 """``ptn.save``: writing a whole package, and the member writer that edits share.
 
-Saving validates everything before touching the destination, streams each
-tensor once into a temporary file beside it (CRC-32 on the fly), fsyncs and
-renames (ptn.package.atomic: the old file survives any failure), and the same inputs
-always give the same bytes. Edits and repacks (ptn.package.edit) write through
+Saving validates everything before touching the destination, the constants against the
+program included (ptn.program.writing: which keys are mutable comes from the program),
+streams each tensor once into a temporary file beside it (CRC-32 on the fly), fsyncs
+and renames (ptn.package.atomic: the old file survives any failure), and the same
+inputs always give the same bytes. Edits and repacks (ptn.package.edit) write through
 ``write_atomically`` too.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import chain
@@ -19,18 +21,24 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ptn.core.buffers import close_mapping, map_fd
-from ptn.core.errors import InvalidPackageError, PtnError, first_error
+from ptn.core.errors import Finding, InvalidPackageError, PtnError, SaveWarning
 from ptn.core.gcpause import gc_paused
 from ptn.core.names import ALIASES, METADATA, PTG, SAFETENSORS
 from ptn.metadata.document import Metadata, model_values
 from ptn.package.atomic import replace_file
 from ptn.package.validate import check_package
-from ptn.program.envelope import ptg_findings
+from ptn.program.writing import check_constants, describe_warnings, for_writing
 from ptn.safetensors.aliases import dumps_aliases
 from ptn.safetensors.dedup import fold_duplicates
 from ptn.safetensors.frameworks import to_numpy
 from ptn.safetensors.sharing import refuse_shared_mutables
-from ptn.safetensors.tensors import METADATA_KEY, dtype_of, plan_layout, tensor_bytes
+from ptn.safetensors.tensors import (
+    METADATA_KEY,
+    TensorInfo,
+    dtype_of,
+    plan_layout,
+    tensor_bytes,
+)
 from ptn.zip.writer import ZipWriter
 
 if TYPE_CHECKING:
@@ -63,10 +71,10 @@ def _as_numpy(value: Any, key: str) -> np.ndarray:
 
 def _check_argument_types(
     program: object, constants: object, metadata: object, mutable_keys: object
-) -> set[str]:
+) -> set[str] | None:
     """Wrong Python types are the caller's bug: TypeError naming the argument, not a rule.
 
-    Returns ``mutable_keys`` as a set (it may be a one-shot iterator).
+    Returns ``mutable_keys`` as a set (it may be a one-shot iterator), None when not given.
     """
     if not isinstance(program, (bytes, bytearray, memoryview)):
         raise TypeError(
@@ -86,6 +94,8 @@ def _check_argument_types(
             f"metadata must be a mapping of names to values, a ptn.Metadata or a "
             f"ptn.PtnMetadata, not {type(metadata).__name__}"
         )
+    if mutable_keys is None:
+        return None
     if isinstance(mutable_keys, (str, bytes)):
         raise TypeError(
             f"mutable_keys must be an iterable of keys such as [{mutable_keys!r}], not a "
@@ -103,13 +113,10 @@ def _check_argument_types(
 
 
 def _check_inputs(
-    program: bytes | bytearray | memoryview,
-    constants: Mapping[str, Any],
-    mutable: set[str],
+    constants: Mapping[str, Any], mutable: frozenset[str], from_program: bool
 ) -> dict[str, np.ndarray]:
-    error = first_error(ptg_findings(memoryview(program)))
-    if error is not None:
-        raise error
+    """numpy arrays of the constants; ``mutable``: the keys never to fold (from the
+    program when ``from_program``, else the caller's ``mutable_keys``)."""
     arrays = {}
     for key, value in constants.items():
         if not isinstance(key, str):
@@ -129,13 +136,12 @@ def _check_inputs(
             message = f"constant {key!r}: {err.message}"
             raise PtnError(err.rule, message, member=SAFETENSORS) from None
     unknown = mutable - set(arrays)
-    if unknown:
+    if unknown and not from_program:  # a key the program mutates is ptg-missing-constant
         raise PtnError(
             "st-entry-invalid",
             f"mutable keys without a constant: {sorted(unknown)}",
             member=SAFETENSORS,
         )
-    refuse_shared_mutables(constants, mutable)
     return arrays
 
 
@@ -144,15 +150,42 @@ def save(
     program: bytes | bytearray | memoryview,
     constants: Mapping[str, Any] | None = None,
     metadata: Mapping[str, Any] | Metadata | PtnMetadata | None = None,
-    mutable_keys: Iterable[str] = (),
+    mutable_keys: Iterable[str] | None = None,
 ) -> None:
     """Write a package atomically and reproducibly; see the module docstring.
 
+    The program says which constants are mutable (bound with ``mutated`` by some method):
+    those are never deduplicated. Constants that contradict it (a bound key missing, a
+    dtype or shape it does not declare, bytes under a mutable buffer's name) raise
+    ``PtnError`` with the ``ptg-`` rule before anything is written. A constant that no
+    method binds is written, with a ``ptn.SaveWarning`` (``ptg-unused-constant``).
+    ``mutable_keys`` is for a program ptn cannot read (a ``version`` it does not know,
+    also warned of): for one it can read, it must name exactly the keys the program
+    mutates (else ``ptg-mutable-keys-mismatch``), and is best left out.
+
     Arguments of the wrong type raise TypeError; contents that break a rule raise PtnError.
     """
+    found = save_package(path, program, constants, metadata, mutable_keys)
+    warn_saved(found, stacklevel=3)
+
+
+def save_package(
+    path: str | os.PathLike[str],
+    program: bytes | bytearray | memoryview,
+    constants: Mapping[str, Any] | None = None,
+    metadata: Mapping[str, Any] | Metadata | PtnMetadata | None = None,
+    mutable_keys: Iterable[str] | None = None,
+) -> list[Finding]:
+    """``save``, returning the warnings to give instead of giving them (``warn_saved``)."""
     mutable = _check_argument_types(program, constants, metadata, mutable_keys)
     with gc_paused():  # 10^5 constants: a cost per constant that does not grow with them
-        _save(path, program, constants, metadata, mutable)
+        return _save(path, program, constants, metadata, mutable)
+
+
+def warn_saved(findings: list[Finding], stacklevel: int) -> None:
+    """A ``SaveWarning`` for the warnings of a save, when there are any."""
+    if findings:
+        warnings.warn(SaveWarning(describe_warnings(findings), findings), stacklevel=stacklevel)
 
 
 def _save(
@@ -160,17 +193,26 @@ def _save(
     program: bytes | bytearray | memoryview,
     constants: Mapping[str, Any] | None,
     metadata: Mapping[str, Any] | Metadata | PtnMetadata | None,
-    mutable: set[str],
-) -> None:
+    mutable_keys: set[str] | None,
+) -> list[Finding]:
     # A lazy mapping or array-like may fail on access: that too is ptn-write-failed.
     with write_failed(path, "preparing"):
         meta = metadata_to_write(metadata)
-        arrays = _check_inputs(program, constants or {}, mutable)
+        plan = for_writing(program, mutable_keys)
+        arrays = _check_inputs(constants or {}, plan.mutable, plan.program is not None)
+        refuse_shared_mutables(constants or {}, plan.mutable)
         views = {key: tensor_bytes(array) for key, array in arrays.items()}  # once each
-        owners, aliases = fold_duplicates(arrays, mutable, views)
+        owners, aliases = fold_duplicates(arrays, plan.mutable, views)
         prefix, layout = plan_layout(
             [(k, dtype_of(a), a.shape, a.nbytes) for k, a in owners.items()]
         )
+        found = list(plan.notes)
+        if plan.program is not None:
+            entries = {
+                key: TensorInfo(key, dtype_of(owners[key]), tuple(owners[key].shape), b, e)
+                for key, b, e in layout
+            }
+            found += check_constants(plan.program, entries, aliases)
     members: list[MemberSource] = [(PTG, [memoryview(program)], len(program))]
     if owners:
         chunks: Iterable[bytes | memoryview] = chain([prefix], (views[key] for key, _, _ in layout))
@@ -182,6 +224,7 @@ def _save(
     if meta is not None:
         members.append((METADATA, [meta.dumps()], -1))
     write_atomically(path, members)
+    return found
 
 
 @dataclass(frozen=True)

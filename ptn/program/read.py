@@ -4,7 +4,8 @@ The order is the spec's (chapter 4): the envelope (size, identifier, root offset
 runtime's size cap); then the root table's ``version``, since a version ptn does not
 know may lay its tables out otherwise (a warning, and nothing further is read); then
 the whole buffer, verified and decoded in one walk (``ptn.program.verify``); then the
-rules about the methods. Every fault is a ``Finding``; nothing else is raised.
+rules about the methods, and the values each graph uses against those it defines
+(``ptn.program.ssa``). Every fault is a ``Finding``; nothing else is raised.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from ptn.core.names import PTG
 from ptn.program.envelope import PTG_MAX_BYTES, ptg_findings
 from ptn.program.layout import load_layout
 from ptn.program.model import Program
+from ptn.program.ssa import undefined_findings
 from ptn.program.verify import Refusal, Verifier
 
 
@@ -49,6 +51,7 @@ def read_program(data: bytes | bytearray | memoryview) -> tuple[Program | None, 
         findings.append(Finding(refusal.rule, "error", PTG, refusal.pointer, refusal.message))
         return None, findings
     findings += method_findings(program)
+    findings += undefined_findings(program)
     return program, findings
 
 

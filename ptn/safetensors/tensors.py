@@ -179,12 +179,14 @@ def tensor_view(buf: Any, data_start: int, info: TensorInfo) -> np.ndarray:
 
 def plan_layout(
     tensors: Sequence[tuple[str, str, Sequence[int], int]],
+    metadata: Mapping[str, str] | None = None,
 ) -> tuple[bytes, list[tuple[str, int, int]]]:
     """Plan an image: returns (8-byte length + padded JSON header, [(key, begin, end)]).
 
     Tensors are ordered by element size descending then key, so every tensor is
     aligned to its element size; the prefix is padded with spaces to a multiple
-    of 64. Raises the rule ids ``read_header`` would report.
+    of 64. Raises the rule ids ``read_header`` would report. ``metadata``: a
+    ``__metadata__`` entry to keep (``ptn repack`` keeps what it finds; writers add none).
     """
     seen: set[str] = set()
     items = []
@@ -234,7 +236,7 @@ def plan_layout(
         items.append((key, dtype, shape, int(nbytes), size))
     items.sort(key=lambda t: (-t[4], t[0]))
     layout: list[tuple[str, int, int]] = []
-    header: dict[str, Any] = {}
+    header: dict[str, Any] = {METADATA_KEY: dict(metadata)} if metadata else {}
     offset = 0
     for key, dtype, shape, nbytes, _ in items:
         layout.append((key, offset, offset + nbytes))

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import struct
 import zipfile
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from ptn.json.strict import PARSE_DEPTH_CAP
+from ptn.package.write import save, write_atomically
 from ptn.program.build import Encoder, Written
 from ptn.testing.programs import program_for
 from ptn.zip.writer import ZipWriter
@@ -145,6 +148,24 @@ def package(members: dict[str, bytes], program: bytes = PROGRAM) -> bytes:
         for name, body in {"program.ptg": program, **members}.items():
             zw.add(name, [body], len(body))
     return out.getvalue()
+
+
+def with_program(
+    path: str | os.PathLike[str],
+    program: bytes,
+    constants: Mapping[str, Any],
+    mutable: Iterable[str] = (),
+) -> None:
+    """Write at ``path`` what ``ptn.save`` would write for ``constants`` if it did not read
+    the program, with ``program`` (any bytes) as program.ptg. ``ptn.save`` refuses a
+    program that contradicts its constants or does not verify; tests of those programs
+    need the package anyway. Saved with a program binding each constant, then the members
+    are written again by the same member writer with ``program`` instead."""
+    save(path, program_for(constants, mutated=mutable), constants)
+    with zipfile.ZipFile(path) as z:
+        parts = {name: z.read(name) for name in z.namelist()}
+    parts["program.ptg"] = program
+    write_atomically(path, [(name, [data], len(data)) for name, data in parts.items()])
 
 
 def safetensors(header: dict[str, object], data: bytes = b"") -> bytes:

@@ -150,3 +150,20 @@ def kind_doc(w: WellKnown) -> str:
 
 def doc_line(text: str) -> str:
     return " ".join(text.split())
+
+
+def cpp_string(text: str) -> str:
+    """A C++ string literal; non-ASCII bytes as octal escapes (never greedy like \\x)."""
+    out = ['"']
+    for byte in text.encode("utf-8"):
+        char = chr(byte)
+        if char in '"\\':
+            out.append("\\" + char)
+        elif char == "\n":
+            out.append("\\n")
+        elif 0x20 <= byte < 0x7F:
+            out.append(char)
+        else:
+            out.append(f"\\{byte:03o}")
+    out.append('"')
+    return "".join(out)

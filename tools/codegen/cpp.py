@@ -28,6 +28,7 @@ from tools.codegen.common import (
     SCHEMA_SOURCE,
     base_kind,
     check_expressible,
+    cpp_string,
     doc_line,
     enum_members,
     float_bounds,
@@ -99,21 +100,6 @@ CPP_MEMBERS = frozenset(
 # ---------------------------------------------------------------------------
 # C++ emitter
 # ---------------------------------------------------------------------------
-
-
-def cpp_string(text: str) -> str:
-    """A C++ string literal; non-ASCII bytes as octal escapes (never greedy like \\x)."""
-    out = ['"']
-    for byte in text.encode("utf-8"):
-        char = chr(byte)
-        if char in '"\\':
-            out.append("\\" + char)
-        elif 0x20 <= byte < 0x7F:
-            out.append(char)
-        else:
-            out.append(f"\\{byte:03o}")
-    out.append('"')
-    return "".join(out)
 
 
 def cpp_char(char: str) -> str:

@@ -16,26 +16,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tools.codegen.common import header
+from tools.codegen.common import cpp_string, header
 from tools.codegen.cpp_program import program_layout_header
 from tools.codegen.rule_ids import rule_headings
-
-
-def _literal(text: str) -> str:
-    """A C++ string literal (escaped, ASCII only) of ``text``."""
-    out = ['"']
-    for byte in text.encode("utf-8"):
-        char = chr(byte)
-        if char in '"\\':
-            out.append("\\" + char)
-        elif char == "\n":
-            out.append("\\n")
-        elif 0x20 <= byte < 0x7F:
-            out.append(char)
-        else:
-            out.append(f"\\{byte:03o}")
-    out.append('"')
-    return "".join(out)
 
 
 def spec_version(spec_text: str) -> str:
@@ -49,7 +32,8 @@ def emit_rules_header(spec_text: str) -> str:
     """include/ptn/rules.hpp: the rule ids of spec.md, sorted for binary search."""
     rules = sorted(rule_headings(spec_text))
     entries = "\n".join(
-        f"    {{{_literal(rule)}, Severity::{severity.capitalize()}}}," for rule, severity in rules
+        f"    {{{cpp_string(rule)}, Severity::{severity.capitalize()}}},"
+        for rule, severity in rules
     )
     return (
         header("//", "spec.md")
@@ -66,7 +50,7 @@ namespace ptn {{
 namespace rules {{
 
 /// The version of spec.md (its title line).
-inline constexpr std::string_view kSpecVersion = {_literal(spec_version(spec_text))};
+inline constexpr std::string_view kSpecVersion = {cpp_string(spec_version(spec_text))};
 
 struct Rule {{
   std::string_view id;

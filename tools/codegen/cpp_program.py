@@ -142,7 +142,9 @@ namespace program {{
 namespace layout {{
 
 /// A field's type: a scalar, or an offset to a string, table, vector or union member.
-enum class Kind : std::uint8_t {{ Bool, Byte, UByte, Int, Long, Double, String, Table, Vector, Union }};
+enum class Kind : std::uint8_t {{
+  Bool, Byte, UByte, Int, Long, Double, String, Table, Vector, Union
+}};
 
 /// One field of a table (ptn.program.layout.Field).
 struct Field {{

@@ -57,6 +57,8 @@ TS_RUNTIME = (
     "src/pyrepr.ts",
     "src/program.ts",
     "src/program_constants.ts",
+    "src/program_methods.ts",
+    "src/program_values.ts",
     "src/package_api.ts",
     "src/package_core.ts",
     "src/node.ts",
@@ -303,6 +305,8 @@ def typescript_outputs(info: SchemaInfo, root: Path) -> dict[str, str]:
         + 'export * from "./package.js";\n'
         + 'export { readProgram, Verifier } from "./program.js";\n'
         + 'export type { Decoded, LayoutField, ProgramLayout, UnionValue } from "./program.js";\n'
+        + "export type { BufferRow, ConstantRow, MethodRow, ValueRow } "
+        + 'from "./program_methods.js";\n'
         + 'export { PROGRAM_LAYOUT } from "./program_layout.js";\n'
     )
     outputs["typescript/src/program_layout.ts"] = program_layout_output(root)

@@ -24,9 +24,33 @@ class Gap:
     reason: str
 
 
-GAPS: dict[str, tuple[Gap, ...]] = {}
-"""Language -> its declared gaps. None today: the C++ binding's program stage (issue 28)
-closed the last one, the program verifier and its cross-member rules."""
+# The rules of spec section 4.4 that need an operator registry (ATen's schemas, from torch).
+OPERATOR_RULES = frozenset(
+    ("ptg-unknown-operator", "ptg-operator-schema-mismatch", "ptg-operators-unchecked")
+)
+
+_OPERATOR_SCHEMAS = Gap(
+    "operator-schemas",
+    OPERATOR_RULES.__contains__,
+    "a call node is checked against its operator's schema only where there is an operator "
+    "registry: ptn's deep mode with torch installed reads ATen's from torch.ops.aten; the "
+    "binding has none (spec.md section 4.4), so it neither checks the operators nor warns "
+    "that it does not",
+)
+
+GAPS: dict[str, tuple[Gap, ...]] = {
+    "typescript": (_OPERATOR_SCHEMAS,),
+    "cpp": (
+        Gap(
+            "graph-values",
+            "ptg-undefined-value".__eq__,
+            "the C++ program stage verifies every table of the graph but does not yet walk "
+            "its uses of values (spec.md section 4.4); Python and TypeScript do",
+        ),
+        _OPERATOR_SCHEMAS,
+    ),
+}
+"""Language -> its declared gaps."""
 
 
 def gaps(lang: str) -> tuple[Gap, ...]:

@@ -50,9 +50,12 @@ NOT_FILE_PROPERTIES = {
     "ptn-write-failed": "a writer's failure (ptn.save, metadata edits)",
     "ptn-concurrent-modification": "an edit racing another program",
     "st-mutable-shares-memory": "a writer's rule on its inputs (arrays that share memory)",
+    "ptg-mutable-keys-mismatch": "a writer's rule on its inputs (mutable_keys against the program)",
     "ptg-too-large": "needs a program over 1 GiB: too large to commit (tests/test_members.py)",
     "zip-bad-compressed-data": "only a reader that inflates (ptn repack) reports it; validation "
     "never inflates: a bad deflate stream is one zip-member-compressed (tests/test_forensics.py)",
+    "ptg-operators-unchecked": "a fact about the validator (torch not installed), not the file; "
+    "the manifest is built with torch (tests/test_program_checks.py)",
 }
 
 
@@ -725,6 +728,24 @@ VECTORS_LIST: tuple[Vector, ...] = (
         "ptg-duplicate-method-name",
     ),
     Vector(
+        "ptg-undefined-value",
+        pv.undefined_value,
+        "mlp.ptn whose first linear reads 'x_1', which nothing defines",
+        "ptg-undefined-value",
+    ),
+    Vector(
+        "ptg-unknown-operator",
+        pv.unknown_operator,
+        "mlp.ptn calling torch.ops.aten.not_an_op.default: deep check (with torch) only",
+        "ptg-unknown-operator",
+    ),
+    Vector(
+        "ptg-operator-schema-mismatch",
+        pv.schema_mismatch,
+        "mlp.ptn whose linear names its weight 'bogus': deep check (with torch) only",
+        "ptg-operator-schema-mismatch",
+    ),
+    Vector(
         "ptg-missing-constant",
         pv.missing_constant,
         "constant 'p_l1_bias' (data_key 'l1.bias') stored nowhere",
@@ -1006,6 +1027,11 @@ def _findings(path: Path, fast: bool) -> dict[str, object]:
 
 def _check_vector(vector: Vector, entry: dict[str, Any]) -> None:
     """Refuse a vector that does not test what it says."""
+    if any(f[0] == "ptg-operators-unchecked" for f in entry["deep"]["findings"]):
+        raise AssertionError(
+            f"{vector.name}: the deep check skipped the operator rules (is torch installed?); "
+            "the manifest records what ptn finds with torch"
+        )
     errors = {f[0] for mode in ("fast", "deep") for f in entry[mode]["findings"] if f[1] == "error"}
     if vector.rule is None:
         if not (entry["fast"]["valid"] and entry["deep"]["valid"]):

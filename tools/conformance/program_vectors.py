@@ -34,10 +34,11 @@ def real(name: str) -> bytes:
 
 
 def saved(program: bytes, constants: dict[str, np.ndarray], mutable: tuple[str, ...] = ()) -> bytes:
-    """What ``ptn.save`` writes (reproducible)."""
+    """What ``ptn.save`` writes for ``constants`` (reproducible) with ``program`` as its
+    program.ptg, even a program it would refuse (``hostile.with_program``)."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "v.ptn"
-        ptn.save(path, program, constants, mutable_keys=mutable)
+        hostile.with_program(path, program, constants, mutable)
         return path.read_bytes()
 
 
@@ -160,3 +161,54 @@ def conflicting_binding() -> bytes:
 
 def unused_constant() -> bytes:
     return saved(program_for({"w": W}), {"w": W, "old.weight": np.ones(2, np.float32)})
+
+
+# -- section 4.4 ---------------------------------------------------------------------------
+
+
+def _edited_real(name: str, edit: Any) -> bytes:
+    """A real export whose program ``edit`` changed (in plain form), saved again by
+    ``ptn.save`` with the export's own constants."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"{name}.ptn"
+        path.write_bytes(real(name))
+        with ptn.load(path) as pkg:
+            plain = _plain(bytes(pkg.program))
+            constants = {key: pkg.constants[key].copy() for key in pkg.keys()}
+    edit(plain)
+    return saved(build_program(plain), constants)
+
+
+def _first_linear(plain: dict[str, Any]) -> dict[str, Any]:
+    nodes = plain["methods"][0]["graph"]["nodes"]
+    node: dict[str, Any] = next(
+        n for n in nodes if n.get("target") == "torch.ops.aten.linear.default"
+    )
+    return node
+
+
+def undefined_value() -> bytes:
+    """mlp.ptn whose first linear reads 'x_1', which nothing defines."""
+
+    def edit(plain: dict[str, Any]) -> None:
+        _first_linear(plain)["inputs"][0]["arg"]["value"] = ("TensorArg", {"name": "x_1"})
+
+    return _edited_real("mlp", edit)
+
+
+def unknown_operator() -> bytes:
+    """mlp.ptn whose first linear names torch.ops.aten.not_an_op.default."""
+
+    def edit(plain: dict[str, Any]) -> None:
+        _first_linear(plain)["target"] = "torch.ops.aten.not_an_op.default"
+
+    return _edited_real("mlp", edit)
+
+
+def schema_mismatch() -> bytes:
+    """mlp.ptn whose first linear names its weight argument 'bogus'."""
+
+    def edit(plain: dict[str, Any]) -> None:
+        _first_linear(plain)["inputs"][1]["name"] = "bogus"
+
+    return _edited_real("mlp", edit)

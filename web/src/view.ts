@@ -1,7 +1,13 @@
 // What the page shows for one package: the verdict, the findings, and the parts of
-// `ptn inspect --json` (members, program envelope, constants, metadata, totals).
+// `ptn inspect --json` (members, program envelope, methods, constants, metadata, totals).
 
-import type { FileReport, Finding, Inspection } from "../../generated/typescript/src/index.js";
+import type {
+  BufferRow,
+  FileReport,
+  Finding,
+  Inspection,
+  ValueRow,
+} from "../../generated/typescript/src/index.js";
 import { el, literal, size, visible } from "./dom.js";
 
 /** Rows shown before a table is summarised behind a "show all" button. */
@@ -69,6 +75,41 @@ function unreadableView(info: Inspection): HTMLElement | null {
     ["part", "rule", "why"],
     info.unreadable.map((u) => [visible(u.part), ruleLink(u.rule), visible(u.message)]),
     "unreadable",
+  );
+}
+
+/** `x: F32 [1..8, 4]`, as `ptn inspect` draws a method's input, output or buffer. */
+function valueText(name: string, row: ValueRow): string {
+  if (row.dtype === null || row.shape === null) return visible(name);
+  return `${visible(name)}: ${visible(row.dtype)} [${row.shape.map(String).join(", ")}]`;
+}
+
+function values(rows: ValueRow[], name: (row: ValueRow) => string): string {
+  const most = 4;
+  const lines = rows.slice(0, most).map((r) => valueText(name(r), r));
+  if (rows.length > most) lines.push(`... ${rows.length - most} more`);
+  return lines.join("\n");
+}
+
+/** Each method: its inputs, outputs, how many constants it binds (and mutates), its mutable
+ * buffers; a note when the program is there but could not be decoded; nothing without one. */
+function methodsView(info: Inspection): HTMLElement | null {
+  if (info.program === null) return null;
+  if (info.methods === null) return note("methods", "methods", "the program could not be decoded: see the findings");
+  return table(
+    "methods",
+    ["name", "inputs", "outputs", "constants", "mutable buffers"],
+    info.methods.map((m) => {
+      const mutated = m.constants.filter((c) => c.mutated).length;
+      return [
+        visible(m.name),
+        values(m.inputs, (r) => r.name),
+        values(m.outputs, (r) => r.name),
+        `${m.constants.length}${mutated ? ` (${mutated} mutated)` : ""}`,
+        values(m.mutable_buffers, (r) => (r as BufferRow).fqn),
+      ];
+    }),
+    "methods",
   );
 }
 
@@ -147,6 +188,8 @@ export function inspectionView(info: Inspection): HTMLElement[] {
           el("p", {}, `${size(info.program.size)}, identifier `, el("code", {}, visible(info.program.identifier))),
         ),
   );
+  const methods = methodsView(info);
+  if (methods !== null) parts.push(methods);
   parts.push(
     info.tensors === null
       ? unreadable("constants", "tensors", info, "program.safetensors")

@@ -52,6 +52,7 @@ function readPage() {
     })),
     members: rows("members"),
     program: document.querySelector("#program")?.textContent ?? null,
+    methods: rows("methods"),
     tensors: rows("tensors"),
     metadata: rows("metadata"),
     unreadable: rows("unreadable"),

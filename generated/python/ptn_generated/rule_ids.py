@@ -51,6 +51,11 @@ class Rule(StrEnum):
     PTG_MUTABLE_BUFFER_STORED = 'ptg-mutable-buffer-stored'
     PTG_CONFLICTING_BINDING = 'ptg-conflicting-binding'
     PTG_UNUSED_CONSTANT = 'ptg-unused-constant'
+    PTG_MUTABLE_KEYS_MISMATCH = 'ptg-mutable-keys-mismatch'
+    PTG_UNDEFINED_VALUE = 'ptg-undefined-value'
+    PTG_UNKNOWN_OPERATOR = 'ptg-unknown-operator'
+    PTG_OPERATOR_SCHEMA_MISMATCH = 'ptg-operator-schema-mismatch'
+    PTG_OPERATORS_UNCHECKED = 'ptg-operators-unchecked'
     ST_TRUNCATED = 'st-truncated'
     ST_HEADER_TOO_LARGE = 'st-header-too-large'
     ST_HEADER_NOT_OBJECT = 'st-header-not-object'
@@ -153,6 +158,11 @@ SEVERITY: dict[str, str] = {
     'ptg-mutable-buffer-stored': 'error',
     'ptg-conflicting-binding': 'error',
     'ptg-unused-constant': 'warning',
+    'ptg-mutable-keys-mismatch': 'error',
+    'ptg-undefined-value': 'error',
+    'ptg-unknown-operator': 'error',
+    'ptg-operator-schema-mismatch': 'error',
+    'ptg-operators-unchecked': 'warning',
     'st-truncated': 'error',
     'st-header-too-large': 'error',
     'st-header-not-object': 'error',

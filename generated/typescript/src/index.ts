@@ -9,4 +9,5 @@ export * from "./rules.js";
 export * from "./package.js";
 export { readProgram, Verifier } from "./program.js";
 export type { Decoded, LayoutField, ProgramLayout, UnionValue } from "./program.js";
+export type { BufferRow, ConstantRow, MethodRow, ValueRow } from "./program_methods.js";
 export { PROGRAM_LAYOUT } from "./program_layout.js";

@@ -4,6 +4,7 @@
 // describes it.
 
 import type { ProgramLayout } from "./program.js";
+import type { MethodRow } from "./program_methods.js";
 
 /** "error" invalidates a package, "warning" does not. */
 export type Severity = "error" | "warning";
@@ -101,6 +102,9 @@ export interface Inspection {
   members: MemberRow[] | null;
   /** program.ptg: its size and the 4 identifier bytes (latin-1); null when absent or unreadable. */
   program: { size: number; identifier: string } | null;
+  /** Each method: inputs, outputs, bound constants, mutable buffers; null when the program
+   * cannot be decoded (absent, unreadable, refused by the verifier, an unknown version). */
+  methods: MethodRow[] | null;
   /** Readable constants then aliases, sorted by key; null when program.safetensors is absent or
    * unreadable. A constant whose entry (or whose owner's) breaks a rule is left out and listed
    * under `unreadable`. */

@@ -21,6 +21,8 @@ import { MAX_JSON_BYTES, PtnError, parseJson, pointer, type JsonValue } from "./
 import { Budget, raw } from "./budget.js";
 import { readProgram, readsTables, type Decoded } from "./program.js";
 import { constantFindings } from "./program_constants.js";
+import { undefinedFindings } from "./program_values.js";
+import { methodRows } from "./program_methods.js";
 import { byCodePoint, repr } from "./pyrepr.js";
 import { crc32, DecoyScan, readMembers, Reader, u32, type Crc32, type Member, type RawFinding } from "./zip_reader.js";
 
@@ -561,7 +563,11 @@ async function* stages(
     inspection.program = { size: ptg.size, identifier: String.fromCharCode(...bytes.subarray(4, 8)) };
     const read = readProgram(bytes, tables.programLayout, ptg.size);
     program = read.program;
+    if (inspecting && program !== null) inspection.methods = methodRows(program, tables.programLayout);
     yield* read.findings;
+    // The values each graph uses against those it defines: the last step of reading the
+    // program (ptn.program.read.read_program), before the members that follow.
+    if (program !== null) yield* undefinedFindings(program, tables.programLayout);
   }
   let tensors = new Map<string, TensorInfo>();
   let headerFindings: RawFinding[] = [];
@@ -708,6 +714,7 @@ export async function checkPackage(
     valid: false,
     members: null,
     program: null,
+    methods: null,
     tensors: null,
     metadata: null,
     totals: null,

@@ -1,0 +1,255 @@
+"""ExecuTorch's own packages as ground truth (tests/fixtures/real, written by 1.5.1).
+
+Every package reads with ptn as its manifest says: valid, with the methods, inputs,
+outputs, bindings and mutable buffers ExecuTorch wrote. A repack leaves no finding at all,
+with the program and every constant bit-identical. Where executorch is installed, what
+each ptn edit writes (``ptn metadata set``, ``metadata import-hf``, ``ptn repack``, and
+``ptn.executorch.save`` of a model exported here) reads back with ExecuTorch's own
+``read_ptn`` and ``deserialize_program``: the program bytes and every constant unchanged,
+aliases resolved. executorch is imported once for the module (it costs seconds).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import warnings
+import zipfile
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+import ptn
+from ptn.cli.main import cli
+from ptn.llm import HfConfigWarning
+from ptn.program.model import Dim
+
+# executorch and torch under it warn of their own deprecations.
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+    pytest.mark.filterwarnings("ignore::FutureWarning"),
+]
+
+HERE = Path(__file__).resolve().parent
+REAL = HERE / "fixtures" / "real"
+HF = HERE / "fixtures" / "hf" / "qwen2-7b.json"
+MANIFEST = json.loads((REAL / "manifest.json").read_text())
+PACKAGES = {p["name"]: p for p in MANIFEST["packages"]}
+UNALIGNED = {"llama_tiny", "mixed_dtype", "qwen2_tiny"}  # st-unaligned-tensor (the README)
+
+
+def _unaligned(name: str) -> set[str]:
+    """What ExecuTorch's writer leaves unaligned in package ``name``."""
+    return {"zip-unaligned-member"} | ({"st-unaligned-tensor"} if name in UNALIGNED else set())
+
+
+def _sizes(pairs: list[list[int]]) -> tuple[Dim, ...]:
+    return tuple(Dim(low, high) for low, high in pairs)
+
+
+@pytest.mark.parametrize("name", sorted(PACKAGES))
+def test_every_real_export_reads_as_its_manifest_says(name: str) -> None:
+    entry = PACKAGES[name]
+    path = REAL / entry["file"]
+    report = ptn.validate(path)
+    assert report.errors == []
+    assert {f.rule for f in report.warnings} == _unaligned(name)
+    with ptn.load(path) as pkg:
+        methods = pkg.methods
+        assert pkg.keys() == entry["constant_keys"]
+        assert pkg.aliases == entry["aliases"]
+    assert [m.name for m in methods] == [m["name"] for m in entry["methods"]]
+    for method, want in zip(methods, entry["methods"], strict=True):
+        for got, expected in (
+            (method.inputs, want["inputs"]),
+            (method.outputs, want["user_outputs"]),
+        ):
+            assert [v.name for v in got] == [e["name"] for e in expected]
+            for value, e in zip(got, expected, strict=True):
+                assert value.meta is not None
+                assert value.meta.scalar_type == e["dtype"]
+                assert value.meta.sizes == _sizes(e["sizes"])
+        assert [(c.name, c.data_key, c.mutated) for c in method.constants] == [
+            (c["name"], c["data_key"], c["mutated"]) for c in want["constants"]
+        ]
+        assert [(b.name, b.fqn) for b in method.mutable_buffers] == [
+            (b["name"], b["fqn"]) for b in want["mutable_buffers"]
+        ]
+        for buffer, e in zip(method.mutable_buffers, want["mutable_buffers"], strict=True):
+            assert buffer.meta is not None and buffer.meta.sizes == _sizes(e["sizes"])
+    mutated = sorted({k for m in methods for k in m.mutated})
+    assert mutated == entry["mutated_data_keys"]
+
+
+def _same_content(a: Path, b: Path) -> None:
+    """The program bytes and every constant (dtype, shape, bytes), aliases resolved."""
+    with ptn.load(a) as old, ptn.load(b) as new:
+        assert bytes(new.program) == bytes(old.program)
+        assert new.keys() == old.keys() and new.aliases == old.aliases
+        for key in old.keys():
+            x, y = old.tensor_info(key), new.tensor_info(key)
+            assert (y.dtype, y.shape) == (x.dtype, x.shape)
+            assert b"".join(new.constant_chunks(key, 1 << 20)) == b"".join(
+                old.constant_chunks(key, 1 << 20)
+            )
+
+
+@pytest.mark.parametrize("name", sorted(PACKAGES))
+def test_a_repacked_real_export_has_no_finding(tmp_path: Path, name: str) -> None:
+    """Members and tensors aligned, program and constants bit-identical; a second repack
+    finds nothing to fix and writes the same bytes."""
+    src = REAL / PACKAGES[name]["file"]
+    out = tmp_path / "repacked.ptn"
+    fixed = ptn.repack(src, out)
+    assert {f.rule for f in fixed} == _unaligned(name)
+    assert ptn.validate(out).findings == []
+    _same_content(src, out)
+    again = tmp_path / "again.ptn"
+    assert ptn.repack(out, again) == []
+    assert again.read_bytes() == out.read_bytes()
+    with zipfile.ZipFile(out) as z:
+        assert [i.compress_type for i in z.infolist()] == [0] * len(z.infolist())
+
+
+# -- ExecuTorch reads what ptn writes ------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def executorch() -> SimpleNamespace:
+    """ExecuTorch's reader and program functions, imported once for the module."""
+    pytest.importorskip("executorch")
+    from executorch.backends.native.serialization.graph_serialize import (
+        deserialize_program,
+        validate_program,
+    )
+    from executorch.exir._serialize._ptn import read_ptn
+
+    return SimpleNamespace(
+        read_ptn=read_ptn, deserialize=deserialize_program, validate=validate_program
+    )
+
+
+def _read_back(et: SimpleNamespace, path: Path) -> tuple[bytes, dict[str, Any]]:
+    """``read_ptn`` of ``path``, its program decoded and checked by ExecuTorch itself."""
+    ptg, constants = et.read_ptn(str(path))
+    et.validate(et.deserialize(ptg), set(constants))
+    return ptg, constants
+
+
+def _bytes(tensor: Any) -> Any:
+    import torch
+
+    return tensor.contiguous().reshape(-1).view(torch.uint8)
+
+
+def _unchanged(et: SimpleNamespace, original: Path, edited: Path) -> None:
+    import torch
+
+    ptg, constants = _read_back(et, original)
+    ptg2, constants2 = _read_back(et, edited)
+    assert ptg2 == ptg
+    assert constants2.keys() == constants.keys()
+    for key, tensor in constants.items():
+        other = constants2[key]
+        assert (other.dtype, other.shape) == (tensor.dtype, tensor.shape), key
+        assert torch.equal(_bytes(other), _bytes(tensor)), key
+
+
+@pytest.mark.parametrize("name", sorted(PACKAGES))
+def test_executorch_reads_every_edit_of_a_real_export(
+    executorch: SimpleNamespace, tmp_path: Path, name: str
+) -> None:
+    src = tmp_path / "model.ptn"
+    shutil.copy(REAL / PACKAGES[name]["file"], src)
+    runner = CliRunner()
+    steps = {
+        "set": ["metadata", "set", str(src), "general.name=\"x\"", "-o", str(tmp_path / "set.ptn")],
+        "import-hf": ["metadata", "import-hf", str(HF), str(src), "--max-context-len", "64",
+                      "-o", str(tmp_path / "import-hf.ptn")],
+        "repack": ["repack", str(src), "-o", str(tmp_path / "repack.ptn")],
+    }  # fmt: skip
+    for step, args in steps.items():
+        result = runner.invoke(cli, args)
+        assert result.exit_code == 0, (step, result.output)
+        edited = tmp_path / f"{step}.ptn"
+        assert ptn.validate(edited).errors == []
+        _unchanged(executorch, src, edited)
+    with ptn.load(tmp_path / "import-hf.ptn") as pkg:
+        assert pkg.metadata_int("get_max_context_len") == 64
+
+
+@pytest.fixture(scope="module")
+def lowered(executorch: SimpleNamespace) -> Any:
+    """A model with two persistent caches of equal bytes (zeros) that it mutates, and an
+    immutable buffer of the same bytes, exported and lowered here by ExecuTorch."""
+    import torch
+    from executorch.exir.native import to_native
+
+    class Caches(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.register_buffer("k_cache", torch.zeros(1, 4, 2))
+            self.register_buffer("v_cache", torch.zeros(1, 4, 2))
+            self.register_buffer("v_bias", torch.zeros(1, 4, 2))
+            self.proj = torch.nn.Linear(2, 2)
+
+        def forward(self, pos: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+            pos = pos.clamp(0, 3)
+            k = self.proj(k)
+            self.k_cache[:, pos] = k
+            self.v_cache[:, pos] = v
+            return self.k_cache + self.v_cache + self.v_bias
+
+    args = (torch.tensor([1]), torch.ones(1, 1, 2), torch.ones(1, 1, 2))
+    exported = torch.export.export(Caches().eval(), args)
+    return SimpleNamespace(exported=exported, manager=to_native(exported))
+
+
+def test_executorch_save_writes_what_to_native_holds_with_metadata(
+    executorch: SimpleNamespace, lowered: Any, tmp_path: Path
+) -> None:
+    import ptn.executorch
+
+    manager = lowered.manager
+    path = tmp_path / "model.ptn"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", HfConfigWarning)  # names the config cannot give
+        ptn.executorch.save(
+            manager, path, metadata={"general.name": "caches"}, hf_config=HF, max_context_len=4
+        )
+    assert ptn.validate(path).findings == []  # aligned, valid, nothing unbound
+    ptg, constants = _read_back(executorch, path)
+    assert ptg == manager._ptg
+    assert constants.keys() == manager._constants.keys()
+    for key, tensor in manager._constants.items():
+        assert constants[key].dtype == tensor.dtype and _bytes(constants[key]).equal(_bytes(tensor))
+    with ptn.load(path) as pkg:
+        assert pkg.metadata_str("general.name") == "caches"
+        assert pkg.metadata_int("get_max_context_len") == 4
+        assert pkg.metadata_int("get_vocab_size") == 152064  # from the Qwen2 config
+        assert "k_cache" not in pkg.aliases and "v_cache" not in pkg.aliases.values()
+        assert {"k_cache", "v_cache"} <= set(pkg.owner_keys())
+        (method,) = pkg.methods
+        assert set(method.mutated) == {"k_cache", "v_cache"}
+    # ExecuTorch's own save of the same manager: the same program and constants.
+    theirs = tmp_path / "theirs.ptn"
+    manager.save(str(theirs))
+    _unchanged(executorch, theirs, path)
+
+
+def test_executorch_save_lowers_exported_programs_itself(
+    executorch: SimpleNamespace, lowered: Any, tmp_path: Path
+) -> None:
+    import ptn.executorch
+
+    ptn.executorch.save(lowered.manager, tmp_path / "a.ptn")
+    ptn.executorch.save({"forward": lowered.exported}, tmp_path / "b.ptn")
+    assert (tmp_path / "b.ptn").read_bytes() == (tmp_path / "a.ptn").read_bytes()
+    with pytest.raises(TypeError, match="NativeProgramManager"):
+        ptn.executorch.save(SimpleNamespace(_ptg="not bytes"), tmp_path / "c.ptn")
+    with pytest.raises(TypeError, match="max_context_len"):
+        ptn.executorch.save(lowered.manager, tmp_path / "c.ptn", max_context_len=8)
+    assert not (tmp_path / "c.ptn").exists()
