@@ -14,10 +14,14 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from ptn.core.resources import binding_files
+from ptn.program.build import build_program
+from ptn.program.layout import parse_layout
+from ptn.program.verify import Refusal, Verifier
 from tools.codegen import render_all, stale_files, write_all
 from tools.conformance.runners import CPP_DIR, TS_DIR
 
@@ -230,12 +234,17 @@ int main() {
 
 @pytest.mark.parametrize("include", [RUNTIME / "cpp" / "include", CPP_DIR / "include"])
 def test_every_cpp_header_compiles_alone(cxx: list[str], include: Path) -> None:
-    """The runtime as written in bindings/cpp, and the generated binding, header by header."""
+    """The runtime as written in bindings/cpp, and the generated binding, header by header.
+    The runtime's program stage walks the generated tables of ptn/program_layout.hpp: the
+    generated directory comes second, for that header only (the runtime has no copy)."""
     headers = sorted((include / "ptn").glob("*.hpp"))
     assert len(headers) >= 3
+    generated = CPP_DIR / "include"
+    assert not (RUNTIME / "cpp" / "include" / "ptn" / "program_layout.hpp").exists()
     for header in headers:
         flags = () if header.name == "throwing.hpp" else NO_EXCEPTIONS
-        cmd = [*cxx, *STRICT, *MORE_WARNINGS, *flags, "-I", str(include), "-x", "c++"]
+        cmd = [*cxx, *STRICT, *MORE_WARNINGS, *flags, "-I", str(include), "-I", str(generated)]
+        cmd.append("-xc++")
         cmd.append("-fsyntax-only")
         proc = subprocess.run(
             [*cmd, "-"], input=f"#include <ptn/{header.name}>\n", capture_output=True, text=True
@@ -530,43 +539,72 @@ def test_new_well_known_names_work_in_typescript(
 
 
 PROGRAM_LAYOUT_CHECK = r"""
-#include <ptn/program_layout.hpp>
-#include <ptn/strict_json.hpp>
+#include <ptn/mapped_file.hpp>
+#include <ptn/program_read.hpp>
 
-#include <iostream>
+#include <cstdio>
 
-int main() {
-  const auto doc = ptn::json::parse(ptn::program::kProgramLayoutJson);
-  if (!doc) {
-    std::cout << doc.error().rule() << "\n";
-    return 1;
+int main(int argc, char** argv) {
+  if (argc != 2) return 2;
+  const auto file = ptn::MappedFile::open(argv[1]);
+  if (!file) return 2;
+  const ptn::program::ProgramRead read = ptn::program::read_program(file->bytes());
+  for (const ptn::Finding& f : read.findings) {
+    std::printf("%s %s %s\n", f.rule.c_str(), f.pointer ? f.pointer->c_str() : "-",
+                f.message.c_str());
   }
-  std::cout << ptn::program::kProgramLayoutJson.size() << " " << doc->node(0).count << "\n";
+  std::printf("%s\n", read.program ? "read" : "not read");
 }
 """
 
 
-def test_program_description_reaches_cpp_as_data(cxx: list[str], tmp_path: Path) -> None:
-    """schema/program.layout.json (issue 25) is rendered into
-    generated/cpp/include/ptn/program_layout.hpp, which the C++ program stage parses with
-    its own strict JSON reader: any description, split into literals MSVC accepts."""
-    root = tmp_path / "repo"
+def _layout_root(tmp_path: Path, name: str) -> tuple[Path, dict[str, Any]]:
+    root = tmp_path / name
     shutil.copytree(REPO / "schema", root / "schema")
     shutil.copytree(RUNTIME, root / "bindings", ignore=shutil.ignore_patterns("node_modules"))
     shutil.copy(REPO / "spec.md", root / "spec.md")
+    return root, json.loads((root / "schema" / "program.layout.json").read_text(encoding="utf-8"))
+
+
+def _program_check(cxx: list[str], root: Path, doc: dict[str, Any]) -> Path:
+    """The generated headers of ``root`` with ``doc`` as its program layout, and the check
+    program above compiled against them."""
+    (root / "schema" / "program.layout.json").write_text(json.dumps(doc), encoding="utf-8")
+    write_all(render_all(root), root)
+    source = root / "check.cpp"
+    source.write_text(PROGRAM_LAYOUT_CHECK, encoding="utf-8")
+    return compile_cpp(cxx, source, root / "check", include=root / "generated/cpp/include")
+
+
+def test_program_layout_drives_the_cpp_verifier(cxx: list[str], tmp_path: Path) -> None:
+    """schema/program.layout.json is rendered into generated/cpp/include/ptn/program_layout.hpp,
+    constant tables the C++ verifier walks: a field the description adds is verified as
+    Python verifies it with the same description, with no C++ edited."""
+    root, doc = _layout_root(tmp_path, "repo")
     committed = (REPO / "generated/cpp/include/ptn/program_layout.hpp").read_text()
     assert render_all(root)["generated/cpp/include/ptn/program_layout.hpp"] == committed
-    # The description, with a long note of quotes, backslashes and non-ASCII text.
-    layout = json.loads((root / "schema" / "program.layout.json").read_text(encoding="utf-8"))
-    layout["note"] = 'quotes " and \\ and é ' * 200
-    description = json.dumps(layout, ensure_ascii=False)
-    (root / "schema" / "program.layout.json").write_text(description, encoding="utf-8")
-    outputs = render_all(root)
-    header = outputs["generated/cpp/include/ptn/program_layout.hpp"]
-    assert "DO NOT EDIT" in header.splitlines()[0] and len(description) > 16_000
-    write_all(outputs, root)
-    source = tmp_path / "layout.cpp"
-    source.write_text(PROGRAM_LAYOUT_CHECK, encoding="utf-8")
-    exe = compile_cpp(cxx, source, tmp_path / "layout", include=root / "generated/cpp/include")
-    size, members = run([str(exe)]).split()
-    assert int(size) == len(description.encode()) and int(members) == len(layout)
+    # Method gains a required string: a program without it is refused, where it was read.
+    program = build_program({"version": "1", "methods": [{"name": "f", "graph": {"nodes": []}}]})
+    (tmp_path / "program.ptg").write_bytes(program)
+    before = _program_check(cxx, root, doc)
+    assert run([str(before), str(tmp_path / "program.ptg")]) == "read\n"
+    doc["tables"]["Method"]["fields"].append(
+        {"name": "note", "slot": 5, "type": "string", "required": True}
+    )
+    after = _program_check(cxx, root, doc)
+    with pytest.raises(Refusal) as refused:
+        Verifier(program, parse_layout(doc)).root()
+    python = f"{refused.value.rule} {refused.value.pointer} {refused.value.message}"
+    assert python == "ptg-missing-field /methods/0 Method.note is required but absent"
+    assert run([str(after), str(tmp_path / "program.ptg")]) == f"{python}\nnot read\n"
+
+
+def test_program_layout_losing_a_field_the_cpp_rules_read_stops_the_build(
+    cxx: list[str], tmp_path: Path
+) -> None:
+    """The C++ rules find the fields they read by name at compile time: a description
+    without Method.name does not compile, rather than reading another slot."""
+    root, doc = _layout_root(tmp_path, "repo")
+    doc["tables"]["Method"]["fields"][0]["name"] = "title"
+    with pytest.raises(AssertionError, match="name_not_in_program_layout"):
+        _program_check(cxx, root, doc)

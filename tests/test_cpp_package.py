@@ -6,14 +6,15 @@ and UndefinedBehaviorSanitizer (any report aborts the process, which fails the t
 - the conformance runner (``ptn::validate``, fast and deep) reports the same findings as
   ``ptn.validate`` (rule, severity, member, pointer, in order) on the corpus that
   tests/test_ts_package.py holds against Node (examples, hostile files, targeted edits,
-  random edits), plus the real ExecuTorch exports, a 20,000-tensor header and 300 random
-  edits of the fuzzing seeds; only the gaps C++ declares (tools/conformance/capabilities.py)
-  are left out, and printed;
+  random edits), plus the real ExecuTorch exports, a 20,000-tensor header, 300 random
+  edits of the fuzzing seeds and 400 of the programs of the real exports; only the gaps
+  C++ declares (tools/conformance/capabilities.py) would be left out, and printed;
 - ``ptn::Package`` (strict and lenient) opens what ``ptn.load`` opens and reads the same
-  keys, tensor views (owner, dtype, shape, bytes), program size, metadata and unreadable
-  parts (bindings/cpp/tests/read_package.cpp);
-- bindings/cpp/tests/unit_test.cpp: nesting on a 64 KiB thread stack, CRC-32 values, a
-  caller's buffer, I/O errors;
+  findings (the program's with their messages), keys, tensor views (owner, dtype, shape,
+  bytes), program size, methods, metadata and unreadable parts
+  (bindings/cpp/tests/read_package.cpp);
+- bindings/cpp/tests/unit_test.cpp: nesting (JSON, programs) on a 64 KiB thread stack,
+  CRC-32 values, packed sizes past 64 bits, a caller's buffer, methods, I/O errors;
 - the CMake package: ``find_package(ptn)`` after an install, and ``add_subdirectory``.
 
 Without g++ (or cmake, for the last test) the tests skip locally; in CI they fail.
@@ -23,8 +24,11 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shutil
+import struct
 import subprocess
+import zipfile
 import zlib
 from pathlib import Path
 from typing import Any
@@ -34,7 +38,9 @@ from conftest import missing_toolchain
 from test_ts_package import corpus, mutants
 
 from ptn.core.errors import PtnError
-from ptn.package.read import load
+from ptn.package.read import Package, load
+from ptn.program.model import TensorMeta
+from ptn.program.read import read_program
 from ptn.testing import fuzz, hostile
 from tools.conformance.capabilities import adjust_line, describe, uncovered
 from tools.conformance.runners import CPP_DIR, run_python_packages
@@ -88,6 +94,42 @@ def many_tensors(n: int) -> bytes:
     })  # fmt: skip
 
 
+# Values worth writing over an offset or a length of a program.
+_WORDS = (0, 1, 2, 3, 4, 8, 0x7FFFFFFF, 0xFFFFFFFF, 0x80000000, 0xFFFFFFFC)
+
+
+def program_mutants(n: int, seed: int) -> dict[str, bytes]:
+    """``n`` packages of the real exports and the valid vectors, their program.ptg edited
+    one to three times (a byte, a bit, an aligned offset or vtable entry set to a value at
+    an edge) and everything else kept: what reaches the program verifier and the rules of
+    the constants, past the container (whose CRC-32s are those of the edited bytes)."""
+    bases = []
+    for path in sorted(REPO.glob("tests/fixtures/real/*.ptn")) + sorted(
+        REPO.glob("tests/vectors/packages/valid/*.ptn")
+    ):
+        with zipfile.ZipFile(path) as z:
+            bases.append({i.filename: z.read(i) for i in z.infolist()})
+    rng = random.Random(seed)
+    out = {}
+    for i in range(n):
+        members = dict(rng.choice(bases))
+        p = bytearray(members.pop("program.ptg"))
+        for _ in range(rng.randint(1, 3)):
+            kind, at = rng.random(), rng.randrange(len(p))
+            if kind < 0.4:
+                p[at] = rng.randrange(256)
+            elif kind < 0.7 and (at & ~3) + 4 <= len(p):
+                word = rng.choice((*_WORDS, len(p), len(p) - at, rng.randrange(len(p))))
+                p[at & ~3 : (at & ~3) + 4] = struct.pack("<I", word & 0xFFFFFFFF)
+            elif kind < 0.9 and (at & ~1) + 2 <= len(p):
+                half = rng.choice((0, 2, 3, 4, 6, 0xFFFF, rng.randrange(64)))
+                p[at & ~1 : (at & ~1) + 2] = struct.pack("<H", half)
+            else:
+                p[at] ^= 1 << rng.randrange(8)
+        out[f"program-mutant-{i}"] = hostile.package(members, bytes(p))
+    return out
+
+
 @pytest.fixture(scope="module")
 def packages(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     tmp = tmp_path_factory.mktemp("packages")
@@ -96,6 +138,7 @@ def packages(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     files.update({f"seed-{k}": v for k, v in fuzz.corpus().items()})
     edited = mutants(list(fuzz.corpus().values()), 300, seed=28)
     files.update({f"fuzz-{k}": v for k, v in edited.items()})
+    files.update(program_mutants(400, seed=28))
     paths = []
     for name, data in files.items():
         path = tmp / f"{name}.ptn"
@@ -122,6 +165,45 @@ def test_validator_agrees_with_python(built: dict[str, Path], packages: list[str
     assert wrong == [], "\n".join(wrong[:10])
 
 
+def _spec(meta: TensorMeta) -> list[Any]:
+    sizes = [[d.min, d.max] for d in meta.sizes]
+    return [meta.dtype, meta.dtype_name, sizes, list(meta.dim_order), meta.quant is not None]
+
+
+def _methods_view(pkg: Package) -> list[Any]:
+    """What ptn::Package::methods() gives, from the program ptn.load's package holds: per
+    method its name, inputs and outputs (with the graph's tensor value of that name),
+    constants and mutable buffers; or the rule why the tables were not read."""
+    try:
+        program, found = read_program(pkg.program)
+    except PtnError as err:
+        return [err.rule]
+    if program is None:
+        not_read = ("ptg-unknown-version", "ptg-too-large")
+        return [next(f.rule for f in found if f.severity == "error" or f.rule in not_read)]
+    out = []
+    for m in program.methods:
+        values = m.graph.tensor_values
+
+        def named(name: str, values: dict[str, TensorMeta] = values) -> list[Any]:
+            return [name, _spec(values[name]) if name in values else None]
+
+        out.append([
+            m.name,
+            [named(n) for n in m.graph.inputs],
+            [named(n) for n in m.graph.outputs],
+            [[c.name, c.data_key, _spec(c.meta), c.kind, c.mutated] for c in m.constants],
+            [[b.name, b.fqn, named(b.name)[1]] for b in m.mutable_buffers],
+        ])  # fmt: skip
+    return out
+
+
+def _worded(findings: list[list[Any]]) -> list[list[Any]]:
+    """Findings with the message kept only where C++ words it as Python does: the program's
+    rules (``ptg-``); the other layers word theirs in their own way (docs/bindings.md)."""
+    return [[*f[:4], f[4] if str(f[0]).startswith("ptg-") else None] for f in findings]
+
+
 def _python_view(path: str, lenient: bool) -> dict[str, Any]:
     """What read_package.cpp prints, from ptn.load, without the findings of the gaps C++
     declares: a strict open fails on the first error C++ can find, and only on such one."""
@@ -133,18 +215,19 @@ def _python_view(path: str, lenient: bool) -> dict[str, Any]:
         return view
     with pkg:
         findings, _ = uncovered(
-            "cpp", [[f.rule, f.severity, f.member, f.pointer] for f in pkg.findings]
+            "cpp", [[f.rule, f.severity, f.member, f.pointer, f.message] for f in pkg.findings]
         )
         first = next((f for f in findings if f[1] == "error"), None)
         if not lenient and first is not None:
             view["open"] = [first[0], first[2], first[3]]
             return view
         view["open"] = None
-        view["findings"] = findings
+        view["findings"] = _worded(findings)
         try:
             view["program"] = len(pkg.program)
         except PtnError as err:
             view["program"] = [err.rule]
+        view["methods"] = _methods_view(pkg)
         keys = pkg.keys()
         view["keys"] = keys
         tensors = {}
@@ -176,19 +259,29 @@ def test_package_reader_agrees_with_ptn_load(
     wrong = []
     for line, path in zip(lines, packages, strict=True):
         got, want = json.loads(line), _python_view(path, lenient)
+        if "findings" in got:
+            got["findings"] = _worded(got["findings"])
         if got != want:
             diff = {k: (want.get(k), got.get(k)) for k in want.keys() | got.keys()}
             wrong.append(f"{path}: " + repr({k: v for k, v in diff.items() if v[0] != v[1]})[:800])
     assert wrong == [], "\n".join(wrong[:10])
-    # Not vacuous: dozens of packages opened, every tensor of the big one viewed.
+    # Not vacuous: dozens of packages opened, every tensor of the big one viewed, the
+    # methods of the real exports read, program findings worded.
     views = [json.loads(line) for line in lines]
     assert sum(v["open"] is None for v in views) >= 50
     assert sum(len(v.get("tensors", {})) for v in views) > 22_000
+    read = [v for v in views if isinstance(v.get("methods", [None])[0], list)]
+    assert sum(len(m[3]) for v in read for m in v["methods"]) > 100  # bound constants
+    worded = [f for v in views for f in v.get("findings", ()) if str(f[0]).startswith("ptg-")]
+    assert len({f[0] for f in worded}) >= (4 if lenient else 1)
 
 
 def test_unit_checks(built: dict[str, Path], tmp_path: Path) -> None:
-    """Bounded recursion, CRC-32 values, a caller's buffer, I/O errors (unit_test.cpp)."""
+    """Bounded recursion, CRC-32 values, packed sizes past 64 bits, a caller's buffer, the
+    methods of a package, I/O errors (unit_test.cpp)."""
     package = REPO / "examples" / "tiny-llm.ptn"
+    for depth in (12, 13):
+        (tmp_path / f"deep-{depth}.ptg").write_bytes(hostile.deep_program(depth))
     assert run([str(built["unit_test"]), str(package), str(tmp_path)]) == "ok\n"
 
 

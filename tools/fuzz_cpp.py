@@ -1,6 +1,6 @@
 """Seeds for the C++ package fuzzer, and the three-way replay of what it produced.
 
-    python -m tools.fuzz_cpp seeds DIR                  # tests/vectors/packages + ptn's seeds
+    python -m tools.fuzz_cpp seeds DIR                  # vectors, real exports, ptn's seeds
     python -m tools.fuzz_cpp replay DIR [--sample 300] [--out DIR]
 
 ``.ci/fuzz-cpp.sh`` runs bindings/cpp/fuzz/fuzz_package.cpp (libFuzzer) from the seeds for a
@@ -23,19 +23,39 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ptn.testing import fuzz
+from ptn.testing import fuzz, hostile
 from tools import REPO_ROOT
 from tools.conformance.capabilities import adjust_line, describe
 from tools.conformance.runners import run_cpp, run_python_packages, run_typescript_packages
 
 VECTORS = REPO_ROOT / "tests" / "vectors" / "packages"
+REAL = REPO_ROOT / "tests" / "fixtures" / "real"
+
+
+def program_seeds() -> list[bytes]:
+    """Packages around hostile programs on both sides of the verifier's limits: subgraphs
+    12 deep (the 64 levels allowed) and 13 deep; a node shared 4 times (allowed) and 1,000
+    times; subgraphs shared down 2 levels (allowed) and 11 (a walk as a tree would visit
+    2^11 graphs)."""
+    programs = [
+        hostile.deep_program(12),
+        hostile.deep_program(13),
+        hostile.shared_program(4, width=1),
+        hostile.shared_program(1_000),
+        hostile.doubling_program(2),
+        hostile.doubling_program(11),
+    ]
+    return [hostile.package({}, program) for program in programs]
 
 
 def write_seeds(directory: Path) -> int:
-    """The package vectors and ptn.testing.fuzz's corpus, named by content; how many."""
+    """The package vectors, the real ExecuTorch exports, ptn.testing.fuzz's corpus and the
+    hostile programs, named by content; how many."""
     directory.mkdir(parents=True, exist_ok=True)
     blobs = [p.read_bytes() for p in sorted(VECTORS.glob("*/*.ptn"))]
+    blobs += [p.read_bytes() for p in sorted(REAL.glob("*.ptn"))]
     blobs += list(fuzz.corpus().values())
+    blobs += program_seeds()
     for data in blobs:
         (directory / hashlib.sha1(data).hexdigest()).write_bytes(data)
     return len(blobs)

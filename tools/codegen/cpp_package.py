@@ -1,30 +1,24 @@
-"""The package side of the C++ target: rule table, package binding, program description.
+"""The package side of the C++ target: rule table, package binding, program layout.
 
 - ``include/ptn/rules.hpp``: every rule id of spec.md with the severity its heading gives,
   and the spec's version, from the rule headings (spec.md stays the only list of rules);
 - ``include/ptn/package.hpp``: ``ptn::Schema`` (the generated ``Metadata`` and rule table
   that the runtime's ``BasicPackage`` and ``basic_validate`` are templates over),
   ``ptn::Package``, ``ptn::validate`` and ``ptn::validate_file``;
-- ``include/ptn/program_layout.hpp``, only when ``schema/program.layout.json`` exists: that
-  description of program.ptg (issue 25) as data, ``kProgramLayoutJson``, which the C++
-  program stage reads with its own strict JSON parser into its tables (the same
-  description drives the Python and TypeScript verifiers, so none of the three can drift).
-  Its verifier is not written yet: until it is, the C++ binding declares the program rules
-  as a capability it lacks (``tools/conformance/capabilities.py``).
+- ``include/ptn/program_layout.hpp``: ``schema/program.layout.json``, the description of
+  program.ptg, as the constant tables the C++ program stage walks
+  (``tools/codegen/cpp_program.py``; the same description drives the Python and
+  TypeScript verifiers, so none of the three can drift).
 """
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 from tools.codegen.common import cpp_string, header
+from tools.codegen.cpp_program import program_layout_header
 from tools.codegen.rule_ids import rule_headings
-
-PROGRAM_LAYOUT = "schema/program.layout.json"
-# MSVC caps one string literal at 16 KiB; the description is split into adjacent pieces.
-_PIECE = 2000
 
 
 def spec_version(spec_text: str) -> str:
@@ -134,31 +128,6 @@ inline Result<Report> validate_file(const std::string& path, ValidateOptions opt
 """
 
 
-def emit_program_layout_header(description: str) -> str:
-    """include/ptn/program_layout.hpp: the program description as data (checked JSON)."""
-    json.loads(description)  # the C++ parser is stricter still; this catches a broken file
-    pieces = [description[i : i + _PIECE] for i in range(0, len(description), _PIECE)] or [""]
-    body = "\n".join(f"    {cpp_string(piece)}" for piece in pieces)
-    return (
-        header("//", PROGRAM_LAYOUT)
-        + f"""// The description of program.ptg that drives every binding's verifier, as data:
-// the C++ program stage parses it once with ptn::json::parse into its tables.
-#pragma once
-
-#include <string_view>
-
-namespace ptn {{
-namespace program {{
-
-inline constexpr std::string_view kProgramLayoutJson =
-{body};
-
-}}  // namespace program
-}}  // namespace ptn
-"""
-    )
-
-
 def package_outputs(root: Path) -> dict[str, str]:
     """Path relative to generated/ -> text: the rule table, the package binding and, when
     the schema describes the program, its description."""
@@ -169,9 +138,5 @@ def package_outputs(root: Path) -> dict[str, str]:
         "cpp/include/ptn/package.hpp": header("//", "tools/codegen/cpp_package.py")
         + PACKAGE_HEADER,
     }
-    layout = root / PROGRAM_LAYOUT
-    if layout.is_file():
-        outputs["cpp/include/ptn/program_layout.hpp"] = emit_program_layout_header(
-            layout.read_text(encoding="utf-8")
-        )
+    outputs["cpp/include/ptn/program_layout.hpp"] = program_layout_header(root)
     return outputs

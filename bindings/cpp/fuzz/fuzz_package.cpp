@@ -11,6 +11,9 @@
 //    its first error; a lenient open always succeeds and carries the fast findings;
 //  - every key a package lists gives a tensor view inside the package's bytes, whose size
 //    is its element count times the element size; metadata and program read;
+//  - the methods read exactly when the program's tables were (else the rule why is one of
+//    the findings); in a package with no error, every constant a method binds has a view,
+//    of the dtype and within the dimension ranges the program gives it (unless quantized);
 //  - the lean header pass accepts a safetensors header only when the full check (the
 //    strict-JSON tape, every rule) finds nothing, and then reads the same entries.
 #include <cstdint>
@@ -43,6 +46,36 @@ bool same(const ptn::Finding& a, const ptn::Finding& b) {
          a.pointer == b.pointer && a.more == b.more;
 }
 
+bool has_rule(const std::vector<ptn::Finding>& findings, const std::string& rule) {
+  for (const ptn::Finding& f : findings) {
+    if (f.rule == rule) return true;
+  }
+  return false;
+}
+
+/// The methods against the package's own findings and views.
+void read_methods(const ptn::Package& pkg) {
+  const auto methods = pkg.methods();
+  if (!methods) {
+    const std::string& rule = methods.error().rule();
+    REQUIRE(has_rule(pkg.findings(), rule) || !pkg.program().ok());
+    REQUIRE(!pkg.valid() || rule == "ptg-unknown-version" || rule == "ptg-too-large");
+    return;
+  }
+  REQUIRE(!(*methods)->empty() || !pkg.valid());  // ptg-no-methods is an error
+  if (!pkg.valid()) return;
+  for (const ptn::Method& m : **methods) {
+    REQUIRE(!m.name.empty());
+    for (const ptn::BoundConstant& c : m.constants) {
+      const std::optional<ptn::TensorView> view = pkg.tensor(c.data_key);
+      REQUIRE(view.has_value());
+      if (!view || c.spec.quantized) continue;
+      REQUIRE(c.spec.dtype == view->dtype);
+      REQUIRE(c.spec.admits(view->shape, view->rank));
+    }
+  }
+}
+
 void read_everything(const ptn::Package& pkg, ptn::ByteSpan bytes) {
   volatile unsigned sink = 0;
   for (const std::string_view key : pkg.keys()) {
@@ -55,6 +88,7 @@ void read_everything(const ptn::Package& pkg, ptn::ByteSpan bytes) {
   if (const auto program = pkg.program()) {
     if (program->size) sink = sink + program->data[program->size - 1];
   }
+  read_methods(pkg);
   if (const auto metadata = pkg.metadata(); metadata && *metadata) {
     const std::string text = (*metadata)->to_json();
     REQUIRE(ptn::json::parse(text).ok());

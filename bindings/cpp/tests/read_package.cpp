@@ -1,9 +1,14 @@
 // Prints what ptn::Package reads from each package, as one JSON document per line, for
 // tests/test_cpp_package.py to compare with ptn.load (strict, or lenient with --lenient):
-//   {"path", "open": null or [rule, member, pointer], "findings", "program": size or
-//    [rule], "keys", "tensors": {key: [owner, dtype, shape, nbytes, crc32]},
+//   {"path", "open": null or [rule, member, pointer], "findings": [[rule, severity, member,
+//    pointer, message]...], "program": size or [rule], "methods": [method...] or [rule],
+//    "keys", "tensors": {key: [owner, dtype, shape, nbytes, crc32]},
 //    "metadata": {...} or null or [rule], "unreadable": [[part, rule]...],
 //    "unreadable_keys": [[key, rule]...]}
+// A method is [name, inputs, outputs, constants, mutable buffers]: an input or output is
+// [name, spec or null], a constant [name, data_key, spec, kind, mutated], a mutable buffer
+// [name, fqn, spec or null], a spec [scalar type, dtype or null, [[min, max]...],
+// dim order, quantized].
 // Built without exceptions or RTTI, under the sanitizers in the tests.
 #include <cstdio>
 #include <string>
@@ -62,6 +67,89 @@ void parts(std::string& out, const std::vector<std::pair<std::string, ptn::Findi
   out += ']';
 }
 
+void spec(std::string& out, const ptn::TensorSpec& t) {
+  out += '[' + std::to_string(t.scalar_type) + ',';
+  if (t.dtype) {
+    str(out, ptn::dtype_name(*t.dtype));
+  } else {
+    out += "null";
+  }
+  out += ",[";
+  for (std::size_t i = 0; i < t.sizes.size(); ++i) {
+    out += (i ? ",[" : "[") + std::to_string(t.sizes[i].min) + "," +
+           std::to_string(t.sizes[i].max) + "]";
+  }
+  out += "],[";
+  for (std::size_t i = 0; i < t.dim_order.size(); ++i) {
+    out += (i ? "," : "") + std::to_string(t.dim_order[i]);
+  }
+  out += std::string("],") + (t.quantized ? "true" : "false") + "]";
+}
+
+void maybe_spec(std::string& out, const std::optional<ptn::TensorSpec>& t) {
+  if (t) {
+    spec(out, *t);
+  } else {
+    out += "null";
+  }
+}
+
+void values(std::string& out, const std::vector<ptn::MethodValue>& list) {
+  out += '[';
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    out += i ? ",[" : "[";
+    str(out, list[i].name);
+    out += ',';
+    maybe_spec(out, list[i].spec);
+    out += ']';
+  }
+  out += ']';
+}
+
+void methods(std::string& out, const ptn::Package& pkg) {
+  const auto list = pkg.methods();
+  if (!list) {
+    out += '[';
+    str(out, list.error().rule());
+    out += ']';
+    return;
+  }
+  out += '[';
+  for (std::size_t m = 0; m < (*list)->size(); ++m) {
+    const ptn::Method& method = (**list)[m];
+    out += m ? ",[" : "[";
+    str(out, method.name);
+    out += ',';
+    values(out, method.inputs);
+    out += ',';
+    values(out, method.outputs);
+    out += ",[";
+    for (std::size_t i = 0; i < method.constants.size(); ++i) {
+      const ptn::BoundConstant& c = method.constants[i];
+      out += i ? ",[" : "[";
+      str(out, c.name);
+      out += ',';
+      str(out, c.data_key);
+      out += ',';
+      spec(out, c.spec);
+      out += ',' + std::to_string(c.kind) + (c.mutated ? ",true]" : ",false]");
+    }
+    out += "],[";
+    for (std::size_t i = 0; i < method.mutable_buffers.size(); ++i) {
+      const ptn::MutableBuffer& b = method.mutable_buffers[i];
+      out += i ? ",[" : "[";
+      str(out, b.name);
+      out += ',';
+      str(out, b.fqn);
+      out += ',';
+      maybe_spec(out, b.spec);
+      out += ']';
+    }
+    out += "]]";
+  }
+  out += ']';
+}
+
 std::string describe(const std::string& path, bool lenient) {
   std::string out = "{\"path\":";
   str(out, path);
@@ -85,6 +173,8 @@ std::string describe(const std::string& path, bool lenient) {
     opt(out, f.member);
     out += ',';
     opt(out, f.pointer);
+    out += ',';
+    str(out, f.message);
     out += ']';
   }
   out += "],\"program\":";
@@ -96,6 +186,8 @@ std::string describe(const std::string& path, bool lenient) {
     str(out, program.error().rule());
     out += ']';
   }
+  out += ",\"methods\":";
+  methods(out, pkg);
   out += ",\"keys\":[";
   const std::vector<std::string_view> keys = pkg.keys();
   for (std::size_t i = 0; i < keys.size(); ++i) {

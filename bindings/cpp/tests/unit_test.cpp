@@ -1,9 +1,12 @@
 // Self-checks of the C++ binding that a differential test against Python cannot make:
-// bounded recursion on a small thread stack, the CRC-32 against known values, opening a
-// caller's buffer, I/O errors as values. Built -fno-exceptions -fno-rtti under ASan and
+// bounded recursion on a small thread stack (JSON, and the program verifier on the
+// deep-12.ptg and deep-13.ptg of DIRECTORY: subgraphs 12 and 13 levels down), the CRC-32
+// against known values, the wide integers of packed sizes, opening a caller's buffer, the
+// methods of PACKAGE, I/O errors as values. Built -fno-exceptions -fno-rtti under ASan and
 // UBSan by tests/test_cpp_package.py:  unit_test PACKAGE.ptn DIRECTORY
 #include <pthread.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -45,14 +48,83 @@ void* nested(void*) {
   return nullptr;
 }
 
-void small_stack() {
+/// The program verifier recurses (three frames a level of tables) but stops at the
+/// layout's 64 levels: a method whose subgraphs nest 12 deep (64 levels) decodes, 13 deep
+/// (69 levels) is refused, both on a 64 KiB thread stack.
+void* deep_programs(void* arg) {
+  const std::string directory = static_cast<const char*>(arg);
+  for (const int depth : {12, 13}) {
+    const auto file = ptn::MappedFile::open(directory + "/deep-" + std::to_string(depth) + ".ptg");
+    CHECK(file.ok());
+    if (!file) continue;
+    const ptn::program::ProgramRead read = ptn::program::read_program(file->bytes());
+    if (depth == 12) {
+      CHECK(read.program.has_value() && read.findings.empty());
+      if (read.program) CHECK(ptn::program::methods(*read.program).size() == 1);
+    } else {
+      CHECK(!read.program && read.findings.size() == 1);
+      CHECK(!read.findings.empty() && read.findings[0].rule == "ptg-malformed" &&
+            read.findings[0].message == "tables nest deeper than 64 levels");
+    }
+  }
+  return nullptr;
+}
+
+void small_stack(void* (*body)(void*), const char* arg) {
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, 64 * 1024);
   pthread_t thread;
-  CHECK(pthread_create(&thread, &attr, nested, nullptr) == 0);
+  CHECK(pthread_create(&thread, &attr, body, const_cast<char*>(arg)) == 0);
   pthread_join(thread, nullptr);
   pthread_attr_destroy(&attr);
+}
+
+/// Packed sizes are exact beyond 64 bits (the values Python's ints give).
+void wide() {
+  using ptn::program::Wide;
+  const std::int64_t big = std::int64_t{1} << 40;
+  Wide x(-3);
+  for (const std::int64_t v : {big, big, std::int64_t{5}}) x.mul(v);
+  CHECK(x.text() == "-18133887294219437620592640");
+  Wide packed = x;
+  packed.mul(7);
+  CHECK(packed.ceil_div8().text() == "-15867151382442007918018560");
+  CHECK(x.compare(0) < 0 && x.ceil_div8().compare(0) < 0);
+  Wide y(1);
+  for (int i = 0; i < 3; ++i) y.mul(INT64_MAX);
+  CHECK(y.text() == "784637716923335095224261902710254454442933591094742482943");
+  y.mul(32);
+  CHECK(y.ceil_div8().text() == "3138550867693340380897047610841017817771734364378969931772");
+  CHECK(y.compare(UINT64_MAX) > 0);
+  Wide z(INT64_MIN);
+  z.mul(INT64_MIN);
+  CHECK(z.text() == "85070591730234615865843651857942052864");
+  Wide w(INT64_MIN);
+  w.mul(-3);
+  CHECK(w.ceil_div8().text() == "3458764513820540928" && w.ceil_div8().compare(3458764513820540928u) == 0);
+  Wide huge(1);
+  for (int i = 0; i < 100; ++i) huge.mul(INT64_MAX);  // past the exact range: only "larger"
+  CHECK(huge.compare(UINT64_MAX) > 0 && huge != y);
+  huge.mul(0);
+  CHECK(huge.text() == "0" && huge.compare(0) == 0);
+}
+
+/// The methods of the example package: one, "forward", binding every constant it stores.
+void methods(const char* path) {
+  const auto pkg = ptn::Package::open_file(path);
+  CHECK(pkg.ok());
+  if (!pkg) return;
+  const auto list = pkg->methods();
+  CHECK(list.ok() && (*list)->size() == 1);
+  if (!list || (*list)->empty()) return;
+  const ptn::Method& forward = (**list)[0];
+  CHECK(forward.name == "forward" && !forward.constants.empty());
+  for (const ptn::BoundConstant& c : forward.constants) {
+    const auto view = pkg->tensor(c.data_key);
+    CHECK(view.has_value() && c.spec.dtype == view->dtype);
+    if (view) CHECK(c.spec.admits(view->shape, view->rank));
+  }
 }
 
 std::size_t crc_calls = 0;
@@ -136,8 +208,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: unit_test PACKAGE.ptn DIRECTORY\n");
     return 2;
   }
-  small_stack();
+  small_stack(nested, nullptr);
+  small_stack(deep_programs, argv[2]);
   crc();
+  wide();
+  methods(argv[1]);
   own_crc(argv[1]);
   caller_buffer(argv[1]);
   io_errors(argv[2]);

@@ -1,7 +1,7 @@
 // ptn::Package's core (ptn/package/read.py): an open package keeps what one validation
 // pass read (ptn/package_stages.hpp) and reads by key and by name from it, without
-// parsing anything twice: the program bytes, zero-copy tensor views with aliases resolved,
-// the metadata. Strict (the default) opens only a package with no error; lenient opens
+// parsing anything twice: the program bytes and the methods it declares, zero-copy tensor
+// views with aliases resolved, the metadata. Strict (the default) opens only a package with no error; lenient opens
 // anything and says what could not be read. ptn/package.hpp (generated) binds it to the
 // schema's tables as ptn::Package.
 #pragma once
@@ -21,6 +21,7 @@
 #include "ptn/metadata_core.hpp"
 #include "ptn/package_members.hpp"
 #include "ptn/package_stages.hpp"
+#include "ptn/program_model.hpp"
 #include "ptn/string_table.hpp"
 #include "ptn/tensor_table.hpp"
 
@@ -93,6 +94,15 @@ class BasicPackage {
                    std::string(kProgramMember));
     }
     return bytes_.sub(static_cast<std::size_t>(m->data_offset), static_cast<std::size_t>(m->size));
+  }
+
+  /// The methods the program declares, in program order (strings are views of the
+  /// package's bytes); the rule why they cannot be read: program.ptg absent or unreadable,
+  /// over the runtime's size cap, of a version ptn does not know, or not verifying
+  /// (lenient packages only, but for the two warnings).
+  Result<const std::vector<Method>*> methods() const {
+    if (methods_error_) return *methods_error_;
+    return &methods_;
   }
 
   /// Every readable constant key, owners and aliases, sorted (by code point).
@@ -218,7 +228,28 @@ class BasicPackage {
       }
     }
     for (const auto& b : broken_) broken_set_.add(b.first);
+    // The methods, not the decoded program: its tables (a dozen per bound constant) would
+    // stay in memory as long as the package is open.
+    if (parsed_.program) {
+      methods_ = program::methods(*parsed_.program);
+      parsed_.program.reset();
+    } else {
+      methods_error_ = program_error();
+    }
     return std::nullopt;
+  }
+
+  /// Why the program's tables were not read: the member's own error (absent, unreadable),
+  /// else what the program stage said.
+  Error program_error() const {
+    const Result<ByteSpan> bytes = program();
+    if (!bytes) return bytes.error();
+    if (!parsed_.program_not_read) {  // not reached: a readable member is always read
+      return Error("ptn-internal-error", "the program was not read, and nothing says why",
+                   std::string(kProgramMember));
+    }
+    const Finding& f = *parsed_.program_not_read;
+    return Error(f.rule, f.message, f.member, f.pointer);
   }
 
   bool broken(std::string_view key) const noexcept { return broken_set_.contains(key); }
@@ -243,6 +274,8 @@ class BasicPackage {
   std::vector<Finding> findings_;
   std::vector<std::pair<std::string, Finding>> broken_;
   detail::StringTable broken_set_;
+  std::vector<Method> methods_;
+  std::optional<Error> methods_error_;
 };
 
 }  // namespace ptn

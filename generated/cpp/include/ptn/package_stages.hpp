@@ -4,13 +4,10 @@
 // the Python reference.
 //
 // The stages, in order (Stages::run):
-//   zip container -> membership -> program.ptg envelope -> [program stage] ->
-//   safetensors header -> aliases.json -> [cross-member program rules] -> metadata.json
-//   -> deep only: CRC-32 of every member, BOOL bytes.
-// The two bracketed places are where the program.ptg verifier of issue 25 plugs in: a
-// Schema type whose `program_findings` / `program_cross_findings` exist gets them called
-// there (HasProgramFindings, HasProgramCrossFindings below); today's generated Schema has
-// neither.
+//   zip container -> membership -> program.ptg (envelope, version, the FlatBuffer verified
+//   and decoded, the methods: ptn/program_read.hpp) -> safetensors header -> aliases.json
+//   -> the constants stored against those the program binds (ptn/program_constants.hpp)
+//   -> metadata.json -> deep only: CRC-32 of every member, BOOL bytes.
 //
 // Fast mode (the default) reads the zip directory, the local headers, the safetensors
 // header and the JSON members: its cost does not depend on the size of the constants.
@@ -26,7 +23,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -38,6 +34,8 @@
 #include "ptn/mapped_file.hpp"
 #include "ptn/metadata_core.hpp"
 #include "ptn/package_members.hpp"
+#include "ptn/program_constants.hpp"
+#include "ptn/program_read.hpp"
 #include "ptn/safetensors.hpp"
 #include "ptn/string_table.hpp"
 #include "ptn/zip_reader.hpp"
@@ -57,6 +55,12 @@ struct Parsed {
   std::optional<safetensors::Header> header;
   safetensors::Aliases aliases;
   std::optional<MetadataT> metadata;
+  /// The decoded program; std::nullopt when program.ptg is absent or could not be read
+  /// (its findings say why: envelope, an unknown version, a buffer that does not verify).
+  std::optional<program::Decoded> program;
+  /// Why program.ptg's tables were not read, when it is readable but they were not: the
+  /// first error of read_program, or its warning that they are not read.
+  std::optional<Finding> program_not_read;
 
   const Finding* unreadable_finding(std::string_view name) const noexcept {
     for (const auto& u : unreadable) {
@@ -73,17 +77,6 @@ struct Parsed {
     return unreadable_finding(name) ? nullptr : member(name);
   }
 };
-
-template <class Schema, class = void>
-struct HasProgramFindings : std::false_type {};
-template <class Schema>
-struct HasProgramFindings<Schema, std::void_t<decltype(&Schema::program_findings)>>
-    : std::true_type {};
-template <class Schema, class = void>
-struct HasProgramCrossFindings : std::false_type {};
-template <class Schema>
-struct HasProgramCrossFindings<Schema, std::void_t<decltype(&Schema::program_cross_findings)>>
-    : std::true_type {};
 
 /// The stages of one validation, each reporting through one findings budget.
 template <class Schema>
@@ -161,14 +154,16 @@ class Stages {
                                       "member '" + std::string(name) + "' cannot be read", 0});
     }
     if (const zip::Member* ptg = parsed_.readable(kProgramMember)) {
-      emit_all(ptg_findings(view(*ptg)));
-      if constexpr (HasProgramFindings<Schema>::value) {
-        emit_all(Schema::program_findings(view(*ptg)));
-      }
+      program::ProgramRead decoded = program::read_program(view(*ptg));
+      emit_all(decoded.findings);
+      parsed_.program = std::move(decoded.program);
+      if (!parsed_.program) parsed_.program_not_read = program::not_read(decoded.findings);
     }
     std::vector<Finding> header_found;
     if (const zip::Member* st = parsed_.readable(kSafetensorsMember)) {
-      const bool index = index_ || parsed_.readable(kAliasesMember) != nullptr;
+      // Keys are looked up when aliases.json is there, and when the program binds any.
+      const bool index = index_ || parsed_.readable(kAliasesMember) != nullptr ||
+                         parsed_.program.has_value();
       auto header = safetensors::read_header(view(*st), index);
       if (header) {
         header_found = header->findings;
@@ -178,6 +173,7 @@ class Stages {
         unreadable(kSafetensorsMember, std::move(header).error());
       }
     }
+    std::vector<Finding> aliases_found;
     if (const zip::Member* al = parsed_.readable(kAliasesMember)) {
       // Owners can be checked only against a header that was read; an owner whose entry is
       // broken is still a key of it (its own finding says what is wrong).
@@ -193,15 +189,24 @@ class Stages {
       auto aliases = safetensors::read_aliases(view(*al), known ? &has_key : nullptr);
       if (aliases) {
         emit_all(aliases->findings);
+        aliases_found = std::move(aliases->findings);
         parsed_.aliases = std::move(*aliases);
       } else {
         unreadable(kAliasesMember, std::move(aliases).error());
       }
     }
-    if constexpr (HasProgramCrossFindings<Schema>::value) {
-      if (const zip::Member* ptg = parsed_.readable(kProgramMember)) {
-        emit_all(Schema::program_cross_findings(view(*ptg), parsed_));
+    if (parsed_.program) {
+      for (const Finding& f : aliases_found) header_found.push_back(f);
+      StringTable broken;
+      for (const auto& b : broken_keys(header_found)) broken.add(b.first);
+      const safetensors::TensorTable none;  // program.safetensors absent: nothing stored
+      program::Stored stored;
+      if (!parsed_.unreadable_finding(kSafetensorsMember)) {
+        stored.tensors = parsed_.header ? &parsed_.header->tensors : &none;
       }
+      if (!parsed_.unreadable_finding(kAliasesMember)) stored.aliases = &parsed_.aliases;
+      stored.broken = &broken;
+      emit_all(program::constant_findings(*parsed_.program, stored));
     }
     if (const zip::Member* meta = parsed_.readable(kMetadataMember)) {
       auto metadata = MetadataT::parse(view(*meta).chars());
