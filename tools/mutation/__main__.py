@@ -114,12 +114,12 @@ def _sample(args: argparse.Namespace) -> int:
     paths = [p for group in modules.values() for p in group]
     if any(_stale(p) for p in paths):  # generate the mutants (and the test map) first
         _mutmut([_first_mutant(paths)], args.jobs)
-    rng = random.Random(args.seed)
     sample: dict[str, list[tuple[str, str]]] = {}
     for module, group in modules.items():
         names = sorted((name, path) for path in group for name in _meta(path))
         size = len(names) if args.all else min(args.per_module, len(names))
-        sample[module] = rng.sample(names, size)
+        # One generator per module: its sample does not depend on which others run.
+        sample[module] = random.Random(f"{args.seed}:{module}").sample(names, size)
     _mutmut([name for picked in sample.values() for name, _ in picked], args.jobs)
 
     sigs = ptn_signatures(ROOT)
