@@ -229,3 +229,14 @@ def test_an_invalid_name_is_pointed_at_only_when_it_is_a_string(
         "metadata-invalid-name", "metadata.json", expected,
     )  # fmt: skip
     assert repr(name) in info.value.message
+
+
+@pytest.mark.parametrize(
+    ("name", "rule"), [("x.y", "metadata-wrong-kind"), ("missing", "metadata-missing-name")]
+)
+def test_a_typed_read_error_names_the_member_and_pointer(name: str, rule: str) -> None:
+    with pytest.raises(PtnError) as info:
+        Metadata({"x.y": "text"}).metadata_int(name)
+    assert (info.value.rule, info.value.member, info.value.pointer) == (
+        rule, "metadata.json", f"/{name}",
+    )  # fmt: skip
