@@ -364,6 +364,7 @@ PACKAGE_LANGUAGES: dict[str, Callable[[Sequence[str]], str]] = {
     "python": run_python_packages,
     "cpp": run_cpp,
     "typescript": run_typescript_packages,
+    "java": run_java,
 }
 
 

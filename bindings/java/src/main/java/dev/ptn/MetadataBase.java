@@ -324,21 +324,8 @@ public abstract class MetadataBase {
   /** a &lt; b for two numbers or two strings (by code point, as Python). */
   static boolean less(Object a, Object b) {
     if (isNumeric(a) && isNumeric(b)) return compareNumbers(a, b) < 0;
-    if (a instanceof String && b instanceof String) return compareCodePoints((String) a, (String) b) < 0;
+    if (a instanceof String && b instanceof String) return Text.byCodePoint((String) a, (String) b) < 0;
     return false;
-  }
-
-  private static int compareCodePoints(String a, String b) {
-    int i = 0;
-    int j = 0;
-    while (i < a.length() && j < b.length()) {
-      int x = a.codePointAt(i);
-      int y = b.codePointAt(j);
-      if (x != y) return Integer.compare(x, y);
-      i += Character.charCount(x);
-      j += Character.charCount(y);
-    }
-    return Integer.compare(a.length() - i, b.length() - j);
   }
 
   /** Python equality: numbers (and bools) by value, strings by text. */

@@ -30,4 +30,28 @@ final class Text {
     if (value instanceof Boolean) return ((Boolean) value) ? "True" : "False";
     return String.valueOf(value);
   }
+
+  /** Python's order of strings: by code point (not by UTF-16 unit, as String.compareTo). */
+  static int byCodePoint(String a, String b) {
+    int i = 0;
+    int j = 0;
+    while (i < a.length() && j < b.length()) {
+      int x = a.codePointAt(i);
+      int y = b.codePointAt(j);
+      if (x != y) return Integer.compare(x, y);
+      i += Character.charCount(x);
+      j += Character.charCount(y);
+    }
+    return Integer.compare(a.length() - i, b.length() - j);
+  }
+
+  /** A value roughly as Python's repr shows it (strings in single quotes). */
+  static String repr(Object value) {
+    if (value instanceof String) {
+      String q = quote((String) value);
+      return "'" + q.substring(1, q.length() - 1).replace("\\\"", "\"").replace("'", "\\'") + "'";
+    }
+    if (value == StrictJson.NULL) return "None";
+    return show(value);
+  }
 }
