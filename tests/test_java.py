@@ -13,23 +13,13 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from tests.conftest import missing_toolchain
+from tests.test_ts_package import corpus
 from tools.codegen import render_all, stale_files, write_all
-from tools.conformance.runners import JAVA_DIR, JAVA_RELEASE
+from tools.conformance.capabilities import adjust_line
+from tools.conformance.runners import JAVA_DIR, JAVA_RELEASE, run
 
 REPO = Path(__file__).resolve().parent.parent
-
-
-@pytest.fixture(scope="session")
-def jdk() -> tuple[str, str]:
-    """(javac, java), once both are on PATH."""
-    javac, java = shutil.which("javac"), shutil.which("java")
-    if javac is None or java is None:
-        missing_toolchain("no JDK (javac and java) found")
-        raise AssertionError  # unreachable; for type checkers
-    return javac, java
 
 
 def _run(cmd: list[str], cwd: Path | None = None) -> str:
@@ -128,3 +118,22 @@ def test_schema_edits_reach_java_after_codegen(jdk: tuple[str, str], tmp_path: P
     classes = tmp_path / "classes"
     _run([javac, "--release", JAVA_RELEASE, "-d", str(classes), *map(str, sources), str(probe)])
     assert _run([java, "-cp", str(classes), "Probe"]) == PROBE_OUT
+
+
+def test_java_validator_agrees_with_ptn_on_the_differential_corpus(
+    jdk: tuple[str, str], tmp_path: Path
+) -> None:
+    """Every package of tests/test_ts_package.py's corpus (hostile, edited, fuzzed, zip64,
+    the examples), fast and deep: the Java findings are ptn.validate's, in order, less those
+    of the program stage the binding declares it lacks."""
+    files = []
+    for name, data in corpus(tmp_path).items():
+        path = tmp_path / f"{name}.ptn"
+        path.write_bytes(data)
+        files.append(str(path))
+    files += [str(p) for p in sorted((REPO / "examples").glob("*.ptn"))]
+    files += [str(p) for p in sorted((REPO / "invalid-examples").glob("*.ptn"))]
+    want = [adjust_line("java", line)[0] for line in run("python", files).splitlines()]
+    got = run("java", files).splitlines()
+    assert len(got) == len(want) == 2 * len(files)
+    assert [g for g, w in zip(got, want, strict=True) if g != w] == []
