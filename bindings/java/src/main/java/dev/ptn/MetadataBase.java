@@ -9,6 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
@@ -339,8 +340,8 @@ public abstract class MetadataBase {
 
   /** Check one scalar (spec 9.2); index is its position in a list, or -1. */
   private static Object scalar(Object value, String name, int index) {
-    String where = index < 0 ? JsonPointer.of(name) : JsonPointer.of(name, index);
     if (value instanceof Boolean || value instanceof String || value instanceof Long) return value;
+    String where = index < 0 ? JsonPointer.of(name) : JsonPointer.of(name, index);
     if (value instanceof BigInteger) {
       throw error(
           "metadata-int-out-of-range", value + " is outside int64 [-2**63, 2**63-1]", where);
@@ -418,10 +419,9 @@ public abstract class MetadataBase {
     }
   }
 
-  private static void checkName(String name, SchemaTables tables) {
-    Pattern pattern = PATTERNS.computeIfAbsent(tables.namePattern, Pattern::compile);
+  private static void checkName(String name, SchemaTables tables, Matcher matcher) {
     if (name.codePointCount(0, name.length()) > tables.nameMaxChars
-        || !pattern.matcher(name).lookingAt()) {
+        || !matcher.reset(name).lookingAt()) {
       throw error(
           "metadata-invalid-name",
           "name "
@@ -580,9 +580,11 @@ public abstract class MetadataBase {
       throw error("metadata-not-object", "metadata must be a JSON object, got " + type, "");
     }
     Map<String, Object> values = new LinkedHashMap<>();
+    // One matcher for every name of the document (a matcher per name costs more than the match).
+    Matcher matcher = PATTERNS.computeIfAbsent(tables.namePattern, Pattern::compile).matcher("");
     for (Map.Entry<?, ?> e : ((Map<?, ?>) document).entrySet()) {
       String name = (String) e.getKey();
-      checkName(name, tables);
+      checkName(name, tables, matcher);
       values.put(name, entryOf(e.getValue(), name));
     }
     for (SchemaTables.WellKnown spec : tables.wellKnown) {

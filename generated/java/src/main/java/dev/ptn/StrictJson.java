@@ -53,6 +53,10 @@ public final class StrictJson {
   private final int n;
   private final boolean unique;
   private int i;
+  // Whether the walk after the parse (step 6) can find anything: a float that overflowed,
+  // or nesting beyond MAX_DEPTH. Without either it is skipped.
+  private boolean overflowed;
+  private int deepest;
 
   private StrictJson(String text, boolean unique) {
     this.s = text;
@@ -111,7 +115,7 @@ public final class StrictJson {
       PtnException lone = loneSurrogate(value, new ArrayList<>());
       if (lone != null) throw lone;
     }
-    if (isContainer(value)) {
+    if (isContainer(value) && (parser.overflowed || parser.deepest > MAX_DEPTH)) {
       PtnException error = scan(value, 1);
       if (error != null) throw error;
     }
@@ -336,7 +340,11 @@ public final class StrictJson {
     }
     i = k;
     String token = s.substring(start, k);
-    if (isFloat) return Double.parseDouble(token);
+    if (isFloat) {
+      double x = Double.parseDouble(token);
+      overflowed |= Double.isInfinite(x);
+      return x;
+    }
     int digits = intEnd - start - (s.charAt(start) == '-' ? 1 : 0);
     if (digits > MAX_INT_DIGITS) {
       throw new PtnException(
@@ -426,6 +434,7 @@ public final class StrictJson {
   }
 
   private void tooDeep(int depth) {
+    if (depth > deepest) deepest = depth;
     if (depth > PARSE_DEPTH_CAP) {
       throw new PtnException("json-too-deep", "nesting deeper than " + MAX_DEPTH);
     }
