@@ -137,3 +137,19 @@ def test_java_validator_agrees_with_ptn_on_the_differential_corpus(
     got = run("java", files).splitlines()
     assert len(got) == len(want) == 2 * len(files)
     assert [g for g, w in zip(got, want, strict=True) if g != w] == []
+
+
+def test_docs_show_the_java_example_and_it_prints_what_they_say(
+    jdk: tuple[str, str], tmp_path: Path
+) -> None:
+    example = REPO / "examples" / "bindings" / "ReadEosWindows.java"
+    docs = (REPO / "docs" / "bindings.md").read_text(encoding="utf-8")
+    assert f"```java\n{example.read_text(encoding='utf-8')}```" in docs
+    assert "metadata?.eosIds()" in docs and "metadata?.windows()" in docs  # the Kotlin one
+    javac, java = jdk
+    classes = tmp_path / "classes"
+    sources = sorted((JAVA_DIR / "src" / "main" / "java").rglob("*.java"))
+    _run([javac, "--release", JAVA_RELEASE, "-d", str(classes), *map(str, sources)])
+    out = _run([java, "-cp", str(classes), str(example), str(REPO / "examples" / "tiny-llm.ptn")])
+    assert out == "eos [2, 3]\nwindows [64, 0]\n"
+    assert "eos [2, 3]` and `windows [64, 0]`" in docs
