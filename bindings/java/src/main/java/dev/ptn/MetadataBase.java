@@ -1,6 +1,5 @@
 package dev.ptn;
 
-import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -266,7 +265,7 @@ public abstract class MetadataBase {
     return scalarKind(entry);
   }
 
-  private static boolean isList(Object entry) {
+  static boolean isList(Object entry) {
     return entry == EMPTY
         || entry instanceof long[]
         || entry instanceof double[]
@@ -275,7 +274,7 @@ public abstract class MetadataBase {
   }
 
   /** The items of an entry as boxed scalars (one item for a scalar). */
-  private static List<Object> itemsOf(Object entry) {
+  static List<Object> itemsOf(Object entry) {
     if (entry == EMPTY) return Collections.emptyList();
     List<Object> out = new ArrayList<>();
     if (entry instanceof long[]) {
@@ -292,47 +291,13 @@ public abstract class MetadataBase {
     return out;
   }
 
-  private static int lengthOf(Object entry) {
+  static int lengthOf(Object entry) {
     if (entry == EMPTY) return 0;
     if (entry instanceof long[]) return ((long[]) entry).length;
     if (entry instanceof double[]) return ((double[]) entry).length;
     if (entry instanceof boolean[]) return ((boolean[]) entry).length;
     if (entry instanceof String[]) return ((String[]) entry).length;
     return 1;
-  }
-
-  private static boolean isNumeric(Object v) {
-    return v instanceof Long || v instanceof Double || v instanceof Boolean;
-  }
-
-  private static BigDecimal decimal(Object v) {
-    if (v instanceof Boolean) return ((Boolean) v) ? BigDecimal.ONE : BigDecimal.ZERO;
-    if (v instanceof Long) return BigDecimal.valueOf((Long) v);
-    return new BigDecimal((Double) v);
-  }
-
-  /** Exact comparison of two numbers (bools as 0 and 1), as Python compares them. */
-  private static int compareNumbers(Object a, Object b) {
-    if (a instanceof Long && b instanceof Long) return Long.compare((Long) a, (Long) b);
-    if (a instanceof Double && b instanceof Double) {
-      double x = (Double) a;
-      double y = (Double) b;
-      return x < y ? -1 : x > y ? 1 : 0;
-    }
-    return decimal(a).compareTo(decimal(b));
-  }
-
-  /** a &lt; b for two numbers or two strings (by code point, as Python). */
-  static boolean less(Object a, Object b) {
-    if (isNumeric(a) && isNumeric(b)) return compareNumbers(a, b) < 0;
-    if (a instanceof String && b instanceof String) return Text.byCodePoint((String) a, (String) b) < 0;
-    return false;
-  }
-
-  /** Python equality: numbers (and bools) by value, strings by text. */
-  static boolean equal(Object a, Object b) {
-    if (isNumeric(a) && isNumeric(b)) return compareNumbers(a, b) == 0;
-    return a instanceof String && a.equals(b);
   }
 
   // -------------------------------------------------------------------------------------
@@ -458,7 +423,8 @@ public abstract class MetadataBase {
     for (int k = 0; k < items.size(); k++) {
       Object item = items.get(k);
       String where = list ? JsonPointer.of(name, k) : JsonPointer.of(name);
-      if (spec.choices != null && spec.choices.stream().noneMatch(c -> equal(item, c))) {
+      if (spec.choices != null
+          && spec.choices.stream().noneMatch(c -> MetadataRules.equal(item, c))) {
         List<String> shown = new ArrayList<>();
         for (Object c : spec.choices) shown.add(Text.show(c));
         throw error(
@@ -466,8 +432,8 @@ public abstract class MetadataBase {
             name + " = " + Text.show(item) + " is not one of [" + String.join(", ", shown) + "]",
             where);
       }
-      if ((spec.minimum != null && less(item, spec.minimum))
-          || (spec.maximum != null && less(spec.maximum, item))) {
+      if ((spec.minimum != null && MetadataRules.less(item, spec.minimum))
+          || (spec.maximum != null && MetadataRules.less(spec.maximum, item))) {
         throw error(
             "llm-value-out-of-range",
             name
@@ -481,94 +447,6 @@ public abstract class MetadataBase {
             where);
       }
     }
-  }
-
-  /** The closed vocabulary of x-ptn-rules kinds (spec 9.4): one checker per kind. */
-  private static PtnException checkRule(SchemaTables.Rule rule, Map<String, Object> values) {
-    switch (rule.kind) {
-      case "together":
-        return together(rule, values);
-      case "equal-length":
-        return equalLength(rule, values);
-      case "less-than":
-        return lessThan(rule, values);
-      default:
-        throw new IllegalStateException("x-ptn-rules kind " + rule.kind + " has no checker");
-    }
-  }
-
-  /** All of names or none; required-by, when present, requires all of them. */
-  private static PtnException together(SchemaTables.Rule rule, Map<String, Object> values) {
-    List<String> present = new ArrayList<>();
-    List<String> missing = new ArrayList<>();
-    for (String n : rule.names) (values.containsKey(n) ? present : missing).add(n);
-    boolean triggered = rule.requiredBy != null && values.containsKey(rule.requiredBy);
-    if (missing.isEmpty() || (present.isEmpty() && !triggered)) return null;
-    String why = present.isEmpty() ? rule.requiredBy : String.join(", ", present);
-    return error(
-        rule.id,
-        String.join(", ", missing)
-            + " missing while "
-            + why
-            + " present; give all of "
-            + String.join(", ", rule.names)
-            + " or none",
-        JsonPointer.of(missing.get(0)));
-  }
-
-  /** Present lists of names have one length, equal to length-name when present. */
-  private static PtnException equalLength(SchemaTables.Rule rule, Map<String, Object> values) {
-    List<String> present = new ArrayList<>();
-    for (String n : rule.names) if (values.containsKey(n)) present.add(n);
-    if (present.isEmpty()) return null;
-    Object count = rule.lengthName == null ? null : values.get(rule.lengthName);
-    Object expected;
-    String source;
-    if (count != null && !isList(count)) {
-      expected = count;
-      source = rule.lengthName + " = " + Text.show(count);
-    } else {
-      expected = (long) lengthOf(values.get(present.get(0)));
-      source = present.get(0) + " has " + expected;
-    }
-    for (String name : present) {
-      long length = lengthOf(values.get(name));
-      if (!equal(length, expected)) {
-        return error(
-            rule.id,
-            name + " has " + length + " entries but " + source + "; give one entry per cache",
-            JsonPointer.of(name));
-      }
-    }
-    return null;
-  }
-
-  /** Each value (or list item) of names is below the value of bound, when both exist. */
-  private static PtnException lessThan(SchemaTables.Rule rule, Map<String, Object> values) {
-    Object limit = rule.bound == null ? null : values.get(rule.bound);
-    if (limit == null || isList(limit)) return null;
-    for (String name : rule.names) {
-      Object entry = values.get(name);
-      if (entry == null) continue;
-      boolean list = isList(entry);
-      List<Object> items = itemsOf(entry);
-      for (int k = 0; k < items.size(); k++) {
-        if (!less(items.get(k), limit)) {
-          String label = list ? name + "[" + k + "]" : name;
-          return error(
-              rule.id,
-              label
-                  + " = "
-                  + Text.show(items.get(k))
-                  + " is not below "
-                  + rule.bound
-                  + " = "
-                  + Text.show(limit),
-              list ? JsonPointer.of(name, k) : JsonPointer.of(name));
-        }
-      }
-    }
-    return null;
   }
 
   private static Map<String, Object> validate(Object document, SchemaTables tables) {
@@ -592,7 +470,7 @@ public abstract class MetadataBase {
       if (entry != null) checkWellKnown(spec, entry);
     }
     for (SchemaTables.Rule rule : tables.rules) {
-      PtnException failure = checkRule(rule, values);
+      PtnException failure = MetadataRules.check(rule, values);
       if (failure != null) throw failure;
     }
     return values;

@@ -73,7 +73,7 @@ final class ZipSink {
     while (i < raw.length) {
       int len = 0;
       for (int k = Math.min(4, raw.length - i); k >= 1; k--) {
-        if (StrictJson.invalidUtf8At(raw, i, i + k) < 0) {
+        if (JsonChecks.invalidUtf8At(raw, i, i + k) < 0) {
           len = k;
           break;
         }
