@@ -380,7 +380,7 @@ def _maker(table: str, cls: type) -> Callable[[list[Any]], Any]:
     new = object.__new__
 
     def make(values: list[Any]) -> Any:
-        obj = new(cls)
+        obj: Any = new(cls)
         for put, value in zip(slots, values, strict=True):
             put(obj, value)
         return obj
