@@ -1,18 +1,20 @@
 """Many small files: `ptn validate -j1/-j2 DIR` against a zipfile testzip() loop, in files/s.
 
-    python bench/bench_many_files.py [--files 2000] [--runs 5] [--fast]
+    python bench/bench_many_files.py [--files 2000] [--runs 5] [--fast] [--before TREE]
 
 DIR holds ``--files`` copies of examples/tiny-llm.ptn. Each command runs in a fresh process
 (interpreter start-up included, as a user or a hub's job pays it), and rounds interleave the
 commands so that a busy machine slows them alike. The baseline opens each file with
 ``zipfile.ZipFile`` and calls ``testzip()`` (every member's CRC-32), the cheapest whole-file
 check Python ships: ptn also checks the structure, headers and metadata. Wall-clock medians;
-every ratio compares figures taken in the same run.
+every ratio compares figures taken in the same run. ``--before TREE`` also runs ``ptn
+validate`` from another checkout (another commit, as "before"), in the same rounds.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import subprocess
@@ -35,6 +37,7 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=2000)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--fast", action="store_true", help="ptn validate --fast (no CRCs)")
+    parser.add_argument("--before", type=Path, help="a checkout of ptn to time as well")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="ptn-many-"))
     try:
@@ -46,26 +49,41 @@ def main() -> None:
             "ptn validate -j1": [*ptn, "-j1", str(root)],
             "ptn validate -j2": [*ptn, "-j2", str(root)],
         }
+        envs: dict[str, dict[str, str] | None] = {name: None for name in commands}
+        if args.before is not None:
+            tree = args.before.resolve()
+            path = os.pathsep.join((str(tree), str(tree / "generated" / "python")))
+            for jobs in ("-j1", "-j2"):
+                name = f"ptn validate {jobs} (before: {tree.name})"
+                commands[name] = [*ptn, jobs, str(root)]
+                envs[name] = {**os.environ, "PYTHONPATH": path}
         times: dict[str, list[float]] = {name: [] for name in commands}
         for _ in range(args.runs):
             for name, command in commands.items():
                 start = time.perf_counter()
-                subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+                subprocess.run(command, check=True, stdout=subprocess.DEVNULL, env=envs[name])
                 times[name].append(time.perf_counter() - start)
     finally:
         shutil.rmtree(root)
     median = {name: statistics.median(t) for name, t in times.items()}
     base = median["zipfile testzip() loop"]
+
+    def paired(name: str, other: str) -> float:
+        """The median of each round's ratio (this VM's speed drifts within a run)."""
+        return statistics.median(a / b for a, b in zip(times[name], times[other], strict=True))
+
     print(
         f"{args.files} copies of {TINY.name} ({TINY.stat().st_size:,} bytes), "
-        f"wall-clock medians of {args.runs}\n"
+        f"wall-clock medians of {args.runs}; paired: the median of each round's ratio\n"
     )
-    print("| command | s | files/s | time x testzip loop | time x -j1 |")
+    print("| command | s | files/s | time x testzip loop (paired) | speed x -j1 (paired) |")
     print("| --- | --- | --- | --- | --- |")
     for name, seconds in median.items():
+        one = name.replace("-j2", "-j1")
         print(
             f"| {name} | {seconds:.2f} | {args.files / seconds:,.0f} | {seconds / base:.2f}x "
-            f"| {seconds / median['ptn validate -j1']:.2f}x |"
+            f"({paired(name, 'zipfile testzip() loop'):.2f}x) | "
+            f"{median[one] / seconds:.2f}x ({paired(one, name):.2f}x) |"
         )
 
 

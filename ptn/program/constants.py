@@ -247,21 +247,15 @@ class _Check:
         s = self.stored
         if s.tensors is None:
             return  # what is stored is not known: the unreadable header's finding says why
+        rule, out, bound, broken = "ptg-unused-constant", self.out, self.bound, s.broken
         for member, keys in ((SAFETENSORS, s.tensors), (ALIASES, s.aliases)):
-            for key in keys or ():
-                if key not in self.bound and key not in s.broken:
-                    if self.out.room("ptg-unused-constant", "warning"):
-                        self.out.append(
-                            Finding(
-                                "ptg-unused-constant",
-                                "warning",
-                                member,
-                                pointer(key),
-                                f"{key!r} is stored, but no method binds it",
-                            )
-                        )
-                    else:
-                        self.out.skip("ptg-unused-constant", "warning")
+            unbound = [key for key in keys or () if key not in bound and key not in broken]
+            for i, key in enumerate(unbound):
+                if not out.room(rule, "warning"):
+                    out.skip(rule, "warning", len(unbound) - i)  # counted, not listed
+                    break
+                message = f"{key!r} is stored, but no method binds it"
+                out.append(Finding(rule, "warning", member, pointer(key), message))
 
 
 def constant_findings(program: Program, stored: Stored) -> list[Finding]:
