@@ -145,7 +145,7 @@ def packages(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
         path = tmp / f"{name}.ptn"
         path.write_bytes(data)
         paths.append(str(path))
-    for pattern in ("examples/*.ptn", "invalid-examples/*.ptn", "tests/fixtures/real/*.ptn"):
+    for pattern in ("examples/*.ptn", "invalid-examples/*.ptn", "tests/fixtures/*/*.ptn"):
         paths += [str(p) for p in sorted(REPO.glob(pattern))]
     return paths
 
