@@ -14,7 +14,8 @@ and UndefinedBehaviorSanitizer (any report aborts the process, which fails the t
   bytes), program size, methods, metadata and unreadable parts
   (bindings/cpp/tests/read_package.cpp);
 - bindings/cpp/tests/unit_test.cpp: nesting (JSON, programs) on a 64 KiB thread stack,
-  CRC-32 values, packed sizes past 64 bits, a caller's buffer, methods, I/O errors;
+  ptg-undefined-value by pointer and message (subgraphs on that stack too), CRC-32
+  values, packed sizes past 64 bits, a caller's buffer, methods, I/O errors;
 - the CMake package: ``find_package(ptn)`` after an install, and ``add_subdirectory``.
 
 Without g++ (or cmake, for the last test) the tests skip locally; in CI they fail.
