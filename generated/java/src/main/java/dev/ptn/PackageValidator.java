@@ -23,11 +23,11 @@ import java.util.zip.CRC32;
  * header and the JSON members; the deep check adds the CRC-32 of every member, the hidden data
  * descriptors and the BOOL bytes. Hostile bytes never throw: every fault is a {@link Finding}.
  *
- * <p>Not checked yet: the program.ptg stage (rules {@code ptg-*}, spec section 4), declared as
- * a gap of this binding in tools/conformance/capabilities.py.
+ * <p>Not checked yet, declared as gaps of this binding in tools/conformance/capabilities.py: the
+ * constants against the program (spec section 4.3), ptg-undefined-value, and the operator rules.
  */
 public final class PackageValidator {
-  static final String PTG = "program.ptg";
+  static final String PTG = ProgramReader.PTG;
   static final String SAFETENSORS = SafetensorsHeader.MEMBER;
   static final String ALIASES = "aliases.json";
   static final String METADATA = MetadataBase.MEMBER;
@@ -123,6 +123,15 @@ public final class PackageValidator {
     // A member whose stored bytes are not its content has its one finding already.
     Set<String> unreadable = new HashSet<>();
     for (ZipMembers.Member m : byName.values()) if (m.fault != null) unreadable.add(m.name);
+    ZipMembers.Member ptg = unreadable.contains(PTG) ? null : byName.get(PTG);
+    ProgramTable program = null;
+    if (ptg != null) {
+      // The whole member, to verify its tables (only the envelope of one over the runtime's cap).
+      long take = ProgramReader.readsTables(ptg.size) ? ptg.size : Math.min(8, ptg.size);
+      ProgramReader read = ProgramReader.read(r.read(ptg.dataOffset, (int) take), ptg.size);
+      program = read.program;
+      out.addAll(read.findings);
+    }
     ZipMembers.Member st = unreadable.contains(SAFETENSORS) ? null : byName.get(SAFETENSORS);
     SafetensorsHeader header = null;
     if (st != null) {
