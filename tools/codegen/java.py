@@ -18,7 +18,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-from tools.codegen.java_program import java_program_outputs
 from tools.codegen.common import (
     SCHEMA_SOURCE,
     base_kind,
@@ -31,6 +30,7 @@ from tools.codegen.common import (
     kind_doc,
     unique_accessors,
 )
+from tools.codegen.java_program import java_program_outputs
 from tools.codegen.rule_ids import rule_headings
 from tools.codegen.schema_info import SchemaInfo, WellKnown
 from tools.codegen.typescript import camel

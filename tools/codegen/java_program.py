@@ -81,8 +81,7 @@ def emit_program_layout(text: str) -> str:
     for table in layout.tables.values():
         fields = ",\n".join(_field(f) for f in table.fields)
         lines.append(
-            f"    s.table({java_string(table.name)}"
-            + (f",\n{fields});" if fields else ");")
+            f"    s.table({java_string(table.name)}" + (f",\n{fields});" if fields else ");")
         )
     body = "\n".join(lines)
     return (
