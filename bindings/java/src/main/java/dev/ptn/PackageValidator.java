@@ -23,7 +23,7 @@ import java.util.zip.CRC32;
  * descriptors and the BOOL bytes. Hostile bytes never throw: every fault is a {@link Finding}.
  *
  * <p>Not checked yet, declared as gaps of this binding in tools/conformance/capabilities.py: the
- * constants against the program (spec section 4.3), ptg-undefined-value, and the operator rules.
+ * constants against the program (spec section 4.3) and the operator rules.
  */
 public final class PackageValidator {
   static final String PTG = ProgramReader.PTG;

@@ -120,6 +120,7 @@ final class ProgramReader {
       return new ProgramReader(null, findings);
     }
     findings.addAll(methodFindings(program));
+    findings.addAll(ProgramValues.undefinedFindings(program, layout));
     return new ProgramReader(program, findings);
   }
 

@@ -39,6 +39,16 @@ final class ProgramTable {
     this.values = values;
   }
 
+  /** Whether two tables of one type hold equal scalars and strings, field by field (the
+   * equality of the reference's decoded quantization schemes). */
+  boolean sameScalars(ProgramTable other) {
+    if (!type.equals(other.type)) return false;
+    for (int k = 0; k < values.length; k++) {
+      if (!java.util.Objects.equals(values[k], other.values[k])) return false;
+    }
+    return true;
+  }
+
   Object get(String name) {
     for (int k = 0; k < fields.length; k++) if (fields[k].name.equals(name)) return values[k];
     throw new IllegalStateException("program layout: " + type + " has no field " + name);
