@@ -6,6 +6,7 @@ shows which rule id a given corruption maps to.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import mmap
 import struct
@@ -29,6 +30,7 @@ from ptn.zip import (
     check_crc,
     read_members,
 )
+from ptn.zip.ends import find_eocd
 from ptn.zip.writer import ZipWriter
 
 MEMBERS = {
@@ -607,3 +609,53 @@ def test_local_zip64_extra_holds_exactly_the_saturated_sizes() -> None:
     findings = read_members(mutated)[1]
     assert [f.rule for f in findings] == ["zip-bad-zip64"]
     assert "need exactly 8" in findings[0].message
+
+
+def _end_record(entries: int, cd_size: int, cd_offset: int, comment_len: int) -> bytes:
+    return struct.pack("<4s4H2IH", b"PK\x05\x06", 0, 0, entries, entries, cd_size, cd_offset,
+                       comment_len)  # fmt: skip
+
+
+def test_a_decoy_end_record_in_the_comment_is_not_chosen() -> None:
+    """An end record inside the archive comment, not at the file's end (``+ b"zz"``).
+
+    zipfile takes the last signature it finds, the decoy: it sees an empty archive.
+    ptn takes the end record whose comment ends the file, the real one, and reports
+    the comment (spec.md, ``zip-trailing-data``: nothing may follow the end record,
+    precisely because readers that search differently then see different archives).
+    """
+    decoy = _end_record(0, 0, 0, 0) + b"zz"
+    data = with_zipfile(MEMBERS.items(), comment=decoy)
+    real = len(data) - 22 - len(decoy)
+    assert find_eocd(memoryview(data)) == real
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        assert zf.namelist() == []  # the other reading: why the comment is an error
+    members, findings = read_members(data)
+    assert [m.name for m in members] == list(MEMBERS)
+    assert [(f.rule, f.severity, f.member) for f in findings if f.severity == "error"] == [
+        ("zip-trailing-data", "error", None)
+    ]
+    assert f"{len(decoy)}-byte archive comment" in findings[0].message
+
+
+def test_a_decoy_end_record_ending_the_file_is_still_an_error() -> None:
+    """The decoy is the last 22 bytes, comment length 0: both records end the file.
+
+    Every reader searching from the end takes the decoy (ptn and zipfile alike), and
+    it does not describe the directory in front of it: the file is invalid either way.
+    """
+    data = with_zipfile(MEMBERS.items(), comment=_end_record(0, 0, 0, 0))
+    assert find_eocd(memoryview(data)) == len(data) - 22
+    assert read_members(data)[0] == [] and _error_rules(data) == {"zip-data-before-archive"}
+
+
+def test_crc_of_a_member_outside_the_file_is_an_error_finding() -> None:
+    data = write({"aaaa": b"12345"})
+    (member,) = read_members(data)[0]
+    outside = dataclasses.replace(member, size=len(data))
+    finding = check_crc(data, outside)
+    assert finding is not None
+    assert (finding.rule, finding.severity, finding.member, finding.pointer) == (
+        "zip-member-out-of-bounds", "error", "aaaa", None,
+    )  # fmt: skip
+    assert f"the {len(data)}-byte file" in finding.message

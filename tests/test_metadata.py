@@ -206,3 +206,37 @@ def test_the_fast_path_agrees_with_the_slow_one(doc: dict) -> None:
         return  # no JSON form (NaN and infinities, lone surrogates)
     fast, slow = both(lambda: Metadata.parse(data))
     assert fast == slow
+
+
+def test_documents_holding_lists_hash_by_value() -> None:
+    """Equal documents hash alike (lists included), so they work as set members and keys."""
+    a, b = Metadata({"a": [1, 2], "b": "x"}), Metadata({"b": "x", "a": [1, 2]})
+    assert a == b and hash(a) == hash(b)
+    assert len({a, b, Metadata({"a": [1.0, 2.0], "b": "x"})}) == 2  # 1 and 1.0 differ in kind
+    assert {a: "first"}[b] == "first"
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"), [(1, None), (("a",), None), ("a b", "/a b"), ("x/y", "/x~1y")]
+)
+def test_an_invalid_name_is_pointed_at_only_when_it_is_a_string(
+    name: object, expected: str | None
+) -> None:
+    """A JSON pointer is made of strings: a non-string name has none (never "/1")."""
+    with pytest.raises(PtnError) as info:
+        Metadata({name: 1})  # type: ignore[dict-item]
+    assert (info.value.rule, info.value.member, info.value.pointer) == (
+        "metadata-invalid-name", "metadata.json", expected,
+    )  # fmt: skip
+    assert repr(name) in info.value.message
+
+
+@pytest.mark.parametrize(
+    ("name", "rule"), [("x.y", "metadata-wrong-kind"), ("missing", "metadata-missing-name")]
+)
+def test_a_typed_read_error_names_the_member_and_pointer(name: str, rule: str) -> None:
+    with pytest.raises(PtnError) as info:
+        Metadata({"x.y": "text"}).metadata_int(name)
+    assert (info.value.rule, info.value.member, info.value.pointer) == (
+        rule, "metadata.json", f"/{name}",
+    )  # fmt: skip

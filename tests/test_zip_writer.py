@@ -22,7 +22,7 @@ from zipbytes import patch
 import ptn.zip.writer as writer_module
 from ptn.core.errors import PtnError
 from ptn.testing.hostile import PROGRAM
-from ptn.zip import read_members
+from ptn.zip import check_crc, read_members
 from ptn.zip.writer import ZipWriter
 
 STORED, ZIP64 = 20, 45  # APPNOTE 4.4.3: version needed to extract
@@ -268,3 +268,27 @@ def test_an_end_record_on_another_disk_is_not_a_ptn(limit: int | None) -> None:
         else "the end record describes an archive split over disks; a .ptn is a single-file archive"
     )
     assert err.value.message == expected
+
+
+@pytest.mark.parametrize("declared", [True, False])
+def test_small_chunks_then_a_large_one_read_back(declared: bool) -> None:
+    """Small chunks are gathered into one block; one of 64 KiB or more flushes them first.
+
+    Their bytes must reach the file as given, in order: zipfile (which checks each
+    CRC-32 on reading) and ptn must both read back exactly the data that went in.
+    """
+    small = [b"ab" * 5, b"cde" * 7]
+    large = bytes(range(256)) * 256  # 64 KiB: not gathered
+    data = b"".join([*small, large, b"tail"])
+    out = io.BytesIO()
+    with ZipWriter(out) as zw:
+        zw.add("x.bin", [*small, large, b"tail"], size=len(data) if declared else None)
+    archive = out.getvalue()
+    with zipfile.ZipFile(io.BytesIO(archive)) as zf:
+        assert zf.read("x.bin") == data
+        assert zf.getinfo("x.bin").CRC == zlib.crc32(data)
+    members, findings = read_members(archive)
+    assert findings == []
+    (member,) = members
+    assert archive[member.data_offset : member.data_offset + member.size] == data
+    assert check_crc(archive, member) is None
