@@ -42,6 +42,7 @@ from pydantic_core import PydanticCustomError
 from ptn.core.errors import PtnError
 from ptn.core.limits import INT64_MAX, INT64_MIN
 from ptn.metadata.document import check_values
+from ptn.metadata.near import warn_near
 from ptn.metadata.rules import Rule, check_cross_field
 from ptn_generated.metadata_rules import WELL_KNOWN
 
@@ -118,7 +119,7 @@ class StrictModel(BaseModel):
         look for exactly that.
         """
         try:
-            return handler(data)
+            model = handler(data)
         except ValidationError as rejected:
             try:
                 check_values(data)
@@ -126,6 +127,9 @@ class StrictModel(BaseModel):
                 if _same_place(rejected, error):
                     raise _rule_error(error) from None
             raise
+        if isinstance(data, dict):
+            warn_near(data, stacklevel=4)  # the frame that called PtnMetadata(...)
+        return model
 
     @model_serializer(mode="wrap")
     def _leave_absent_names_out(self, handler: SerializerFunctionWrapHandler) -> Any:
