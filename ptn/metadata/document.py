@@ -166,7 +166,8 @@ def check_well_known(name: str, spec: tuple[Any, ...], value: Stored) -> None:
         )
     items = value if isinstance(value, list) else (value,)
     if min_items is not None and len(items) < min_items:
-        raise _error("llm-value-out-of-range", f"{name} needs at least {min_items} entries", name)
+        entries = "entry" if min_items == 1 else "entries"
+        raise _error("llm-value-out-of-range", f"{name} needs at least {min_items} {entries}", name)
     for i, item in enumerate(items):
         where = (name, i) if isinstance(value, list) else (name,)
         if enum is not None and item not in enum:

@@ -63,6 +63,17 @@ def _rule_error(error: PtnError) -> PydanticCustomError:
     )
 
 
+def _named(cls: type, error: PtnError, data: Any) -> ValidationError:
+    """The rule's error at the place ptn names (``loc`` = the name, then the list index),
+    so pydantic's report says which field is wrong."""
+    tokens = (error.pointer or "").split("/")[1:]
+    loc: list[str | int] = [t.replace("~1", "/").replace("~0", "~") for t in tokens[:1]]
+    loc += [int(t) for t in tokens[1:2] if t.isdigit()]
+    return ValidationError.from_exception_data(
+        cls.__name__, [{"type": _rule_error(error), "loc": tuple(loc), "input": data}]
+    )
+
+
 def _slips_through(kind: str, value: Any) -> bool:
     """True for a value of the wrong kind that strict pydantic would still accept."""
     if value is None:
@@ -125,7 +136,7 @@ class StrictModel(BaseModel):
                 check_values(data)
             except PtnError as error:
                 if _same_place(rejected, error):
-                    raise _rule_error(error) from None
+                    raise _named(cls, error, data) from None
             raise
         if isinstance(data, dict):
             warn_near(data, stacklevel=4)  # the frame that called PtnMetadata(...)

@@ -199,7 +199,7 @@ export function inspectionView(info: Inspection): HTMLElement[] {
           info.tensors.map((t) => [
             visible(t.key),
             t.dtype,
-            `(${t.shape.join(", ")}${t.shape.length === 1 ? "," : ""})`,
+            `[${t.shape.join(", ")}]`,
             size(t.bytes),
             t.alias_of === null ? "" : visible(t.alias_of),
           ]),

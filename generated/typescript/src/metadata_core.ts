@@ -272,7 +272,7 @@ export function checkWellKnown(spec: WellKnownSpec, entry: Entry): void {
   if (spec.minItems !== null && items.length < spec.minItems) {
     throw metadataError(
       "llm-value-out-of-range",
-      `${name} needs at least ${spec.minItems} entries`,
+      `${name} needs at least ${spec.minItems} ${spec.minItems === 1 ? "entry" : "entries"}`,
       pointer(name),
     );
   }
@@ -338,7 +338,7 @@ export const KIND_CHECKERS: Record<RuleSpec["kind"], Checker> = {
       if (!equal(length, expected)) {
         return metadataError(
           rule.id,
-          `${name} has ${length} entries but ${source}; give one entry per cache`,
+          `${name} has ${length} ${length === 1 ? "entry" : "entries"} but ${source}; give one entry per cache`,
           pointer(name),
         );
       }

@@ -320,7 +320,8 @@ class MetadataBase {
     if (spec.min_items && n < *spec.min_items) {
       return detail::metadata_error(
           "llm-value-out-of-range",
-          spec.name + " needs at least " + std::to_string(*spec.min_items) + " entries",
+          spec.name + " needs at least " + std::to_string(*spec.min_items) +
+              (*spec.min_items == 1 ? " entry" : " entries"),
           detail::pointer_to(spec.name));
     }
     for (std::size_t i = 0; i < n; ++i) {
@@ -407,7 +408,8 @@ class MetadataBase {
     for (const auto& [name, length] : lengths) {
       if (static_cast<long double>(length) != expected) {
         return detail::metadata_error(rule.id.c_str(),
-                                      name + " has " + std::to_string(length) + " entries but " +
+                                      name + " has " + std::to_string(length) +
+                                          (length == 1 ? " entry but " : " entries but ") +
                                           source + "; give one entry per cache",
                                       detail::pointer_to(name));
       }
