@@ -608,3 +608,10 @@ def test_program_layout_losing_a_field_the_cpp_rules_read_stops_the_build(
     doc["tables"]["Method"]["fields"][0]["name"] = "title"
     with pytest.raises(AssertionError, match="name_not_in_program_layout"):
         _program_check(cxx, root, doc)
+
+
+def test_node_command_runs_through_npx() -> None:
+    """npm links package.json's "bin" as a command: its first line must say to run node."""
+    for root in ("bindings", "generated"):
+        command = REPO / root / "typescript" / "bin" / "ptn-validate.mjs"
+        assert command.read_text(encoding="utf-8").startswith("#!/usr/bin/env node\n")
