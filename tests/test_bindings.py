@@ -59,7 +59,7 @@ def run(cmd: list[str], stdin: bytes | None = None) -> str:
 
 
 def test_docs_show_the_example_programs_verbatim() -> None:
-    for doc in (DOCS, REPO / "README.md"):
+    for doc in (DOCS, REPO / "docs" / "cpp-typescript.md"):
         text = doc.read_text(encoding="utf-8")
         for name in ("read_windows.cpp", "read_windows.mjs"):
             assert (EXAMPLES / name).read_text(encoding="utf-8") in text, (doc.name, name)
@@ -131,10 +131,10 @@ def test_docs_example_commands_work_on_a_fresh_clone(
 
 
 def test_readme_example_commands_are_the_ones_run_above() -> None:
-    """README's block repeats commands of docs/bindings.md (run by the test above) in their
+    """docs/cpp-typescript.md repeats commands of docs/bindings.md (run by the test above) in their
     order, with the same output, and keeps every command that prints nothing (the builds)."""
     tested = [c for script in _example_scripts(DOCS) for c in _commands(script)]
-    (block,) = _example_scripts(REPO / "README.md")
+    (block,) = _example_scripts(REPO / "docs" / "cpp-typescript.md")
     readme = _commands(block)
     remaining = iter(tested)
     assert all(command in remaining for command in readme), "not in docs/bindings.md's order"

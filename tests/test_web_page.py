@@ -328,8 +328,6 @@ def test_names_from_a_package_are_text_never_markup(driven: dict[str, Any]) -> N
 
 
 def test_readme_shows_the_page() -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    assert (
-        "docs/img/inspector.png" in readme and (REPO / "docs" / "img" / "inspector.png").is_file()
-    )
+    readme = (REPO / "docs" / "web.md").read_text(encoding="utf-8")
+    assert "img/inspector.png" in readme and (REPO / "docs" / "img" / "inspector.png").is_file()
     assert "npm ci && npm run build" in readme
