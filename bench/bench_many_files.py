@@ -1,18 +1,27 @@
 """Many small files: `ptn validate -j1/-j2 DIR` against a zipfile testzip() loop, in files/s.
 
-    python bench/bench_many_files.py [--files 2000] [--runs 5] [--fast]
+    python bench/bench_many_files.py [--files 2000] [--runs 5] [--fast] [--before TREE]
+    python bench/bench_many_files.py --cpu [--runs 5] [--before TREE]
 
 DIR holds ``--files`` copies of examples/tiny-llm.ptn. Each command runs in a fresh process
 (interpreter start-up included, as a user or a hub's job pays it), and rounds interleave the
 commands so that a busy machine slows them alike. The baseline opens each file with
 ``zipfile.ZipFile`` and calls ``testzip()`` (every member's CRC-32), the cheapest whole-file
 check Python ships: ptn also checks the structure, headers and metadata. Wall-clock medians;
-every ratio compares figures taken in the same run.
+every ratio compares figures taken in the same run. ``--before TREE`` also runs ``ptn
+validate`` from another checkout (another commit, as "before"), in the same rounds.
+
+``--cpu``: one file's cost inside a process instead, in CPU time of the thread (the VM is
+shared: wall time would charge other jobs' slices): testzip, ``ptn.validate`` deep and
+fast, and ``read_program`` of its program.ptg, 300 calls after 30 warm-up calls, one
+process per tree and round, the trees alternated.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -29,13 +38,66 @@ TESTZIP = (
     "        assert z.testzip() is None\n"
 )
 
+PER_FILE = (
+    "import json, sys, time, zipfile\n"
+    "import ptn.remote.validate as v\n"
+    "from ptn.program.read import read_program\n"
+    "p = sys.argv[1]\n"
+    "ptg = zipfile.ZipFile(p).read('program.ptg')\n"
+    "def testzip():\n"
+    "    with zipfile.ZipFile(p) as z:\n"
+    "        assert z.testzip() is None\n"
+    "jobs = {'testzip()': testzip, 'ptn.validate (deep)': lambda: v.validate(p),\n"
+    "        'ptn.validate(fast=True)': lambda: v.validate(p, fast=True),\n"
+    "        'read_program(program.ptg)': lambda: read_program(ptg)}\n"
+    "out = {}\n"
+    "for name, job in jobs.items():\n"
+    "    for _ in range(30): job()\n"
+    "    t = time.thread_time()\n"
+    "    for _ in range(300): job()\n"
+    "    out[name] = (time.thread_time() - t) / 300 * 1e6\n"
+    "print(json.dumps(out))\n"
+)
+
+
+def tree_env(tree: Path) -> dict[str, str]:
+    """The environment that imports ptn from ``tree``."""
+    path = os.pathsep.join((str(tree), str(tree / "generated" / "python")))
+    return {**os.environ, "PYTHONPATH": path}
+
+
+def per_file(runs: int, before: Path | None) -> None:
+    """``--cpu``: CPU µs per call of each job, per tree; medians of ``runs`` rounds."""
+    trees = {"after": Path(__file__).resolve().parent.parent}
+    if before is not None:
+        trees["before"] = before.resolve()
+    got: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
+    for _ in range(runs):
+        for name, tree in trees.items():
+            command = [sys.executable, "-c", PER_FILE, str(TINY)]
+            done = subprocess.run(command, check=True, capture_output=True, env=tree_env(tree))
+            got[name].append(json.loads(done.stdout))
+    print(f"{TINY.name}: CPU µs per call, medians of {runs} rounds\n")
+    print("| job | " + " | ".join(trees) + (" | after / before |" if before else " |"))
+    print("| --- |" + " ---: |" * (len(trees) + (before is not None)))
+    for job in got["after"][0]:
+        medians = {name: statistics.median(r[job] for r in got[name]) for name in trees}
+        row = " | ".join(f"{m:,.0f}" for m in medians.values())
+        ratio = f" | {medians['after'] / medians['before']:.2f}x" if before else ""
+        print(f"| {job} | {row}{ratio} |")
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=2000)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--fast", action="store_true", help="ptn validate --fast (no CRCs)")
+    parser.add_argument("--before", type=Path, help="a checkout of ptn to time as well")
+    parser.add_argument("--cpu", action="store_true", help="one file's CPU time in a process")
     args = parser.parse_args()
+    if args.cpu:
+        per_file(args.runs, args.before)
+        return
     root = Path(tempfile.mkdtemp(prefix="ptn-many-"))
     try:
         for i in range(args.files):
@@ -46,26 +108,40 @@ def main() -> None:
             "ptn validate -j1": [*ptn, "-j1", str(root)],
             "ptn validate -j2": [*ptn, "-j2", str(root)],
         }
+        envs: dict[str, dict[str, str] | None] = {name: None for name in commands}
+        if args.before is not None:
+            tree = args.before.resolve()
+            for jobs in ("-j1", "-j2"):
+                name = f"ptn validate {jobs} (before: {tree.name})"
+                commands[name] = [*ptn, jobs, str(root)]
+                envs[name] = tree_env(tree)
         times: dict[str, list[float]] = {name: [] for name in commands}
         for _ in range(args.runs):
             for name, command in commands.items():
                 start = time.perf_counter()
-                subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+                subprocess.run(command, check=True, stdout=subprocess.DEVNULL, env=envs[name])
                 times[name].append(time.perf_counter() - start)
     finally:
         shutil.rmtree(root)
     median = {name: statistics.median(t) for name, t in times.items()}
     base = median["zipfile testzip() loop"]
+
+    def paired(name: str, other: str) -> float:
+        """The median of each round's ratio (this VM's speed drifts within a run)."""
+        return statistics.median(a / b for a, b in zip(times[name], times[other], strict=True))
+
     print(
         f"{args.files} copies of {TINY.name} ({TINY.stat().st_size:,} bytes), "
-        f"wall-clock medians of {args.runs}\n"
+        f"wall-clock medians of {args.runs}; paired: the median of each round's ratio\n"
     )
-    print("| command | s | files/s | time x testzip loop | time x -j1 |")
+    print("| command | s | files/s | time x testzip loop (paired) | speed x -j1 (paired) |")
     print("| --- | --- | --- | --- | --- |")
     for name, seconds in median.items():
+        one = name.replace("-j2", "-j1")
         print(
             f"| {name} | {seconds:.2f} | {args.files / seconds:,.0f} | {seconds / base:.2f}x "
-            f"| {seconds / median['ptn validate -j1']:.2f}x |"
+            f"({paired(name, 'zipfile testzip() loop'):.2f}x) | "
+            f"{median[one] / seconds:.2f}x ({paired(one, name):.2f}x) |"
         )
 
 

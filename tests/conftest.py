@@ -133,6 +133,16 @@ def node() -> str:
 
 
 @pytest.fixture(scope="session")
+def jdk() -> tuple[str, str]:
+    """(javac, java) of a JDK, for the Java binding."""
+    javac, java = shutil.which("javac"), shutil.which("java")
+    if javac is None or java is None:
+        missing_toolchain("no JDK (javac and java) found")
+        raise AssertionError  # unreachable; for type checkers
+    return javac, java
+
+
+@pytest.fixture(scope="session")
 def unzip() -> str:
     """unzip, which the docs use to pipe a member into the examples."""
     found = shutil.which("unzip")

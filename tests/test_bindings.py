@@ -376,12 +376,12 @@ def _ptn(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 def _tree(root: Path) -> dict[str, bytes]:
     """Files under root (relative path -> bytes), without build products and tool caches."""
-    skip = {"node_modules", "dist", "build", "__pycache__"}
+    skip = {"node_modules", "dist", "build", "target", "__pycache__"}
     paths = (p for p in root.rglob("*") if p.is_file() and not skip & set(p.parts))
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in paths}
 
 
-@pytest.mark.parametrize("language", ["cpp", "typescript"])
+@pytest.mark.parametrize("language", ["cpp", "typescript", "java"])
 def test_bindings_command_writes_generated_files_and_keeps_yours(
     language: str, tmp_path: Path
 ) -> None:

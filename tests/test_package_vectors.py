@@ -1,5 +1,5 @@
 """The package conformance corpus (tests/vectors/packages): ptn.validate, `ptn validate
---json`, the TypeScript validator and the C++ validator must all report the manifest's
+--json`, the TypeScript, C++ and Java validators must all report the manifest's
 findings (C++ without those of the rules it declares it lacks, printed by its test).
 
 The manifest records, per vector, the verdict and the findings (rule, severity,
@@ -101,6 +101,13 @@ def test_typescript_matches_manifest(node: str) -> None:
     operator rules it declares it cannot check (no operator registry)."""
     print(describe("typescript", package_left_out("typescript")))
     assert mismatches(package_expected("typescript"), run("typescript", FILES)) == []
+
+
+def test_java_matches_manifest(jdk: tuple[str, str]) -> None:
+    """The Java runner (dev.ptn.PackageValidator over a mapped FileChannel), fast and deep,
+    without the program stage it declares it lacks (rules ptg-*)."""
+    print(describe("java", package_left_out("java")))
+    assert mismatches(package_expected("java"), run("java", FILES)) == []
 
 
 def test_cpp_matches_manifest(cxx: list[str]) -> None:

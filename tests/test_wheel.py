@@ -96,7 +96,7 @@ def test_the_wheel_has_the_bindings_and_no_dev_tools(installed: Installed) -> No
     tops = {name.split("/")[0] for name in names}
     assert tops == {"ptn", "ptn_generated", f"ptn_tools-{ptn.__version__}.dist-info"}, tops
     assert not [n for n in names if "codegen" in n or "conformance/" in n or "tools/" in n]
-    for language in ("cpp", "typescript"):
+    for language in ("cpp", "typescript", "java"):
         shipped = {n.removeprefix(f"ptn/_bindings/{language}/") for n in names}
         assert set(_files(REPO / "generated" / language)) <= {Path(n) for n in shipped}
 
@@ -116,7 +116,7 @@ def test_testing_helpers_name_their_extra(installed: Installed) -> None:
 
 def _files(root: Path) -> dict[Path, bytes]:
     """Files under root (relative path -> bytes), without the checkout's build products."""
-    ignored = {"node_modules", "dist", "build"}
+    ignored = {"node_modules", "dist", "build", "target"}
     paths = (p for p in root.rglob("*") if p.is_file())
     rels = {p.relative_to(root): p for p in paths}
     return {rel: p.read_bytes() for rel, p in rels.items() if not ignored & set(rel.parts)}

@@ -27,7 +27,8 @@ def codegen(ctx: click.Context) -> None:
         sys.exit(subprocess.run([sys.executable, "-m", "tools.codegen", *ctx.args]).returncode)
     raise UsageProblem(
         "`ptn codegen` is now `python -m tools.codegen [--check]`, run in a source checkout; "
-        "`ptn bindings cpp|typescript DIR` writes the C++ and TypeScript bindings anywhere"
+        "`ptn bindings cpp|typescript|java DIR` writes the C++, TypeScript and Java bindings "
+        "anywhere"
     )
 
 
@@ -35,6 +36,8 @@ _BUILD_HINTS = {
     "cpp": "compile with: g++ -std=c++17 -I {dir}/include ...  (no dependency; or CMake: "
     "add_subdirectory({dir}) and link ptn::ptn)",
     "typescript": "build with: cd {dir} && npm ci && npx tsc   (Node.js >= 20; writes dist/)",
+    "java": "build with: cd {dir} && mvn package   (JDK >= 11, no dependency; or add "
+    "{dir}/src/main/java to your Gradle/Android sources)",
 }
 
 
@@ -43,10 +46,11 @@ _BUILD_HINTS = {
 @click.argument("directory", type=click.Path(file_okay=False))
 @click.option("--force", is_flag=True, help="Replace files in DIRECTORY whose content differs.")
 def bindings(language: str, directory: str, force: bool) -> None:
-    """Write the C++ or TypeScript binding into DIRECTORY.
+    """Write the C++, TypeScript or Java binding into DIRECTORY.
 
-    The sources (header-only C++17 with a CMake package, or an npm package) ship with ptn: the
-    same files as the repository's generated/cpp/ or generated/typescript/. Other files in
+    The sources (header-only C++17 with a CMake package, an npm package, or a Maven project)
+    ship with ptn: the same files as the repository's generated/cpp/, generated/typescript/
+    or generated/java/. Other files in
     DIRECTORY are left alone.
     """
     import shlex

@@ -2,11 +2,11 @@
 
 The source of truth is ``schema/`` at the repository root; ``python -m tools.codegen``
 copies it into the generated package so that installed wheels carry it too: the JSON
-Schemas and ``program.layout.json``, ptn's description of the program FlatBuffer. The C++
-and TypeScript bindings that ``ptn bindings`` writes are generated/cpp/ and
-generated/typescript/ of the source checkout (the runtime of bindings/ plus the files
-rendered from the schema), which the wheel ships as package data under ptn/_bindings/:
-the generator is a developer tool and is not installed.
+Schemas and ``program.layout.json``, ptn's description of the program FlatBuffer. The C++,
+TypeScript and Java bindings that ``ptn bindings`` writes are generated/cpp/,
+generated/typescript/ and generated/java/ of the source checkout (the runtime of
+bindings/ plus the files rendered from the schema), which the wheel ships as package data
+under ptn/_bindings/: the generator is a developer tool and is not installed.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ NAMES = tuple(FILES)
 BINDING_FILES = {
     "cpp": ("*.cpp", "CMakeLists.txt", "cmake/*.cmake.in", "include/ptn/*.hpp"),
     "typescript": ("*.json", "*.mjs", "bin/*.mjs", "src/*.ts"),
+    "java": ("pom.xml", "src/main/java/dev/ptn/*.java", "src/test/java/dev/ptn/*.java"),
 }
 LANGUAGES = tuple(sorted(BINDING_FILES))
 _SHIPPED = _PTN / "_bindings"

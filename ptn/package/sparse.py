@@ -143,6 +143,9 @@ class FileSource:
             yield self.read(at, min(STREAM_CHUNK, end - at))
 
 
+SMALL = 64 << 10
+"""A package of at most this many bytes is held in plain memory, not a sparse mapping."""
+
 Range = tuple[int, int]
 """[begin, end) in file positions."""
 
@@ -173,7 +176,11 @@ class SparseBuffer:
                 f"{MAX_SPARSE_SIZE} bytes"
             )
         self._mm: mmap.mmap | None = None
-        if size:
+        if size <= SMALL:
+            # A small package in plain memory: a mapping would cost two system calls,
+            # more than the copy of its few pages.
+            self.view = memoryview(bytearray([fill]) * size if fill else bytearray(size))
+        else:
             flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _NORESERVE
             try:
                 self._mm = mmap.mmap(-1, size, flags=flags)
@@ -181,7 +188,7 @@ class SparseBuffer:
                 raise PtnIOError(f"{source.name}: cannot reserve {size} bytes: {exc}") from None
             if fill:
                 self._mm.write(bytes([fill]) * size)
-        self.view = memoryview(self._mm) if self._mm is not None else memoryview(b"")
+            self.view = memoryview(self._mm)
         self._have: list[Range] = []  # sorted, disjoint, not touching
         tail = source.tail
         if tail:
@@ -244,6 +251,7 @@ class SparseBuffer:
     def close(self) -> None:
         if self._mm is not None:
             close_mapping(self.view, self._mm)
+        # Plain memory goes with its last view (an error's traceback may hold one).
 
 
 def union(ranges: Iterable[Range]) -> list[Range]:

@@ -83,7 +83,7 @@ class _Check:
         self.stored = stored
         self.out = FindingBudget()  # 10^5 bindings of missing keys list 100 per rule
         self.bound: set[str] = set()
-        self.first: dict[str, tuple[str, Binding]] = {}
+        self.first: dict[str, tuple[tuple[str | int, ...], Binding]] = {}
         owners: dict[str, tuple[str, int]] = {}
         for alias, owner in (stored.aliases or {}).items():
             first, n = owners.get(owner, (alias, 0))
@@ -102,7 +102,6 @@ class _Check:
             self.error("ptg-missing-constant", where, f"{what} {_NO_DATA}")
 
     def binding(self, base: tuple[str | int, ...], c: Binding) -> None:
-        here = _where(*base)
         self.bound.add(c.data_key)
         what = f"constant {c.name!r} (data_key {c.data_key!r})"
         entry = self.stored.entry(c.data_key)
@@ -111,7 +110,7 @@ class _Check:
         elif entry is not None:
             self.compare(base, what, c.data_key, c.meta, entry)
         self.mutated_alias(base, c)
-        self.conflict(here, base, c)
+        self.conflict(base, c)
         for name, key in _quant_keys(c.meta):
             self.key_is_stored(
                 key, _where(*base, "meta", "quant", "scheme", name), f"{name} {key!r} of {what}"
@@ -196,12 +195,13 @@ class _Check:
             "a method would write bytes that other keys share",
         )
 
-    def conflict(self, here: str, base: tuple[str | int, ...], c: Binding) -> None:
+    def conflict(self, base: tuple[str | int, ...], c: Binding) -> None:
         seen = self.first.get(c.data_key)
         if seen is None:
-            self.first[c.data_key] = (here, c)
+            self.first[c.data_key] = (base, c)  # its pointer is made only for a finding
             return
-        there, first = seen
+        there_tokens, first = seen
+        there = _where(*there_tokens)
         a, b = c.meta, first.meta
         if (a.dtype, a.sizes, a.contiguous_order, a.quant) != (
             b.dtype,
@@ -247,21 +247,15 @@ class _Check:
         s = self.stored
         if s.tensors is None:
             return  # what is stored is not known: the unreadable header's finding says why
+        rule, out, bound, broken = "ptg-unused-constant", self.out, self.bound, s.broken
         for member, keys in ((SAFETENSORS, s.tensors), (ALIASES, s.aliases)):
-            for key in keys or ():
-                if key not in self.bound and key not in s.broken:
-                    if self.out.room("ptg-unused-constant", "warning"):
-                        self.out.append(
-                            Finding(
-                                "ptg-unused-constant",
-                                "warning",
-                                member,
-                                pointer(key),
-                                f"{key!r} is stored, but no method binds it",
-                            )
-                        )
-                    else:
-                        self.out.skip("ptg-unused-constant", "warning")
+            unbound = [key for key in keys or () if key not in bound and key not in broken]
+            for i, key in enumerate(unbound):
+                if not out.room(rule, "warning"):
+                    out.skip(rule, "warning", len(unbound) - i)  # counted, not listed
+                    break
+                message = f"{key!r} is stored, but no method binds it"
+                out.append(Finding(rule, "warning", member, pointer(key), message))
 
 
 def constant_findings(program: Program, stored: Stored) -> list[Finding]:

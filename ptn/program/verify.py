@@ -30,6 +30,8 @@ and vector indices that lead to the object at fault.
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 from ptn.core.errors import pointer
@@ -44,6 +46,60 @@ _SCALAR = {kind: struct.Struct("<" + fmt).unpack_from for kind, fmt in SCALAR_FO
 
 Result = tuple[Any, int, int]
 """(decoded object, objects in its expanded subtree, table levels in its subtree)."""
+
+# What the walk does with a field (a plan's code): read a scalar, a bool, or follow an offset.
+_SCALAR_CODE, _BOOL, _STRING, _TABLE, _VECTOR, _UNION = range(6)
+
+Step = tuple[int, str, int, Field, Any, int, Any, Any]
+"""One field of a table's plan: (code, name, slot, field, unpack, size, default, table)."""
+Plan = tuple[Callable[[list[Any]], Any], int, tuple[Step, ...]]
+"""A table's plan: its maker, the vtable slots it knows, its fields' steps in order."""
+VectorPlan = tuple[str, Table | None, str | None]
+"""A vector field: its memo kind, the table of its items, the struct format of scalars."""
+
+
+@cache
+def _slots(n: int) -> Callable[[Any, int], tuple[int, ...]]:
+    """Reads ``n`` vtable slots at once (n is at most the slots a table of the layout knows)."""
+    return struct.Struct(f"<{n}H").unpack_from
+
+
+def _step(f: Field, tables: dict[str, Table]) -> Step:
+    if f.kind == "union":
+        return (_UNION, f.name, f.slot, f, None, 0, None, None)
+    if f.kind in _SCALAR:
+        code = _BOOL if f.kind == "bool" else _SCALAR_CODE
+        return (code, f.name, f.slot, f, _SCALAR[f.kind], f.size, f.default, None)
+    if f.kind == "vector":
+        return (_VECTOR, f.name, f.slot, f, None, 4, (), _vector_plan(f, tables))
+    sub = tables[f.table] if f.kind == "table" and f.table else None
+    return (_TABLE if sub else _STRING, f.name, f.slot, f, None, 4, _empty(f), sub)
+
+
+def _vector_plan(f: Field, tables: dict[str, Table]) -> VectorPlan:
+    items = f.items or ""
+    fmt = "?" if items == "bool" else SCALAR_FORMATS.get(items)
+    return (f"[{f.table or items}]", tables[f.table] if f.table else None, fmt)
+
+
+_PLANS: dict[int, tuple[Layout, dict[str, Plan], dict[Field, VectorPlan]]] = {}
+
+
+def _plans(layout: Layout) -> tuple[dict[str, Plan], dict[Field, VectorPlan]]:
+    """Each table's plan and each vector field's, made once per layout (kept by identity)."""
+    made = _PLANS.get(id(layout))
+    if made is not None and made[0] is layout:
+        return made[1], made[2]
+    tables = layout.tables
+    plans = {
+        name: (FROM_TABLE[name], t.slots, tuple(_step(f, tables) for f in t.fields))
+        for name, t in tables.items()
+    }
+    vectors = {
+        f: _vector_plan(f, tables) for t in tables.values() for f in t.fields if f.kind == "vector"
+    }
+    _PLANS[id(layout)] = (layout, plans, vectors)
+    return plans, vectors
 
 
 class Refusal(Exception):
@@ -73,6 +129,7 @@ class Verifier:
         self.limit = self.size // self.layout.bytes_per_object
         self.max_depth = self.layout.max_depth
         self.tables = self.layout.tables
+        self.plans, self.vectors = _plans(self.layout)
         self.memo: dict[tuple[int, str], Result] = {}
         self.path: list[str | int] = []
         self.visited = 0
@@ -178,72 +235,95 @@ class Verifier:
         return at + rel
 
     def table(self, pos: int, table: Table, depth: int) -> Result:
-        # The hot path of the walk: checks inlined, the slow helpers only say what failed.
+        # The hot path of the walk: every check inlined as one comparison, and the slow
+        # helpers, called only when a check fails, say what failed (in the same order).
         self.reached += 1
         key = (pos, table.name)
         hit = self.memo.get(key)
         if hit is not None:
-            self._depth(depth, hit[2])
-            self._count(hit[1])
+            if depth + hit[2] - 1 > self.max_depth:
+                self._depth(depth, hit[2])
+            self.expanded += hit[1]
+            if self.expanded > self.limit:
+                self._count(0)
             return hit
-        self._depth(depth, 1)
+        if depth > self.max_depth:
+            self._depth(depth, 1)
         self.visited += 1
-        self._count(1)
-        vt, nslots, tsize = self._table_start(pos, table)
-        buf, path = self.buf, self.path
-        values: dict[str, Any] = {}
+        self.expanded += 1
+        if self.expanded > self.limit:
+            self._count(0)
+        buf, size = self.buf, self.size
+        if pos & 3 or pos + 4 > size:
+            self._table_start(pos, table)
+        vt = pos - _I32(buf, pos)[0]
+        if vt < 0 or vt + 4 > size or vt & 1:
+            self._table_start(pos, table)
+        vsize, tsize = _U16X2(buf, vt)
+        if vsize < 4 or vsize & 1 or vt + vsize > size or tsize < 4 or pos + tsize > size:
+            self._table_start(pos, table)
+        make, nslots, plan = self.plans[table.name]
+        have = (vsize - 4) >> 1
+        # The offsets of the slots the table knows, read at once (0 past the vtable's end;
+        # never more than it knows, however long the vtable says it is).
+        if have >= nslots:
+            offs = _slots(nslots)(buf, vt + 4)
+        else:
+            offs = _slots(have)(buf, vt + 4) + (0,) * (nslots - have)
+        path = self.path
+        values: list[Any] = []
+        keep = values.append
         weight = height = 1
-        for f in table.fields:
-            kind, slot = f.kind, f.slot
-            if kind == "union":
-                values[f.name], w, h = self._union(pos, table, f, vt, nslots, tsize, depth)
+        for code, name, slot, f, unpack, n, default, sub in plan:
+            if code == _UNION:
+                obj, w, h = self._union(pos, table, f, offs, tsize, depth)
             else:
-                off = _U16(buf, vt + 4 + 2 * slot)[0] if slot < nslots else 0
-                unpack = _SCALAR.get(kind)
-                if unpack is not None:
+                off = offs[slot]
+                if code <= _BOOL:
                     if off == 0:
-                        values[f.name] = f.default
+                        keep(default)
                         continue
-                    n = f.size
                     at = pos + off
                     if off < 4 or off + n > tsize or at % n:
                         self._field_at(pos, table, f, off, tsize, n)
                     value = unpack(buf, at)[0]
-                    values[f.name] = value != 0 if kind == "bool" else value
+                    keep(value != 0 if code == _BOOL else value)
                     continue
                 if off == 0:
                     if f.required:
                         self.refuse(
-                            f"{table.name}.{f.name} is required but absent",
+                            f"{table.name}.{name} is required but absent",
                             rule="ptg-missing-field",
                         )
-                    values[f.name] = _empty(f)
+                    keep(default)
                     continue
                 at = pos + off
                 if off < 4 or off + 4 > tsize or at & 3:
                     self._field_at(pos, table, f, off, tsize, 4)
-                target = self._follow(at)
-                path.append(f.name)
-                if kind == "string":
-                    values[f.name], w, h = self.string(target)
-                elif kind == "table":
-                    values[f.name], w, h = self.table(target, self.tables[f.table or ""], depth + 1)
+                rel = _U32(buf, at)[0]
+                if rel == 0:
+                    self._follow(at)
+                path.append(name)
+                if code == _STRING:
+                    obj, w, h = self.string(at + rel)
+                elif code == _TABLE:
+                    obj, w, h = self.table(at + rel, sub, depth + 1)
                 else:
-                    values[f.name], w, h = self.vector(target, f, depth)
+                    obj, w, h = self.vector(at + rel, f, depth, sub)
                 path.pop()
+            keep(obj)
             weight += w
             if h >= height:
                 height = h + 1
-        result = (FROM_TABLE[table.name](values), weight, height)
+        result = (make(values), weight, height)
         self.memo[key] = result
         return result
 
     def _union(
-        self, pos: int, table: Table, f: Field, vt: int, nslots: int, tsize: int, depth: int
+        self, pos: int, table: Table, f: Field, offs: tuple[int, ...], tsize: int, depth: int
     ) -> Result:
         buf = self.buf
-        type_slot = f.type_slot or 0
-        off = _U16(buf, vt + 4 + 2 * type_slot)[0] if type_slot < nslots else 0
+        off = offs[f.type_slot or 0]
         code = buf[self._field_at(pos, table, f, off, tsize, 1)] if off else 0
         if code == 0:
             return None, 0, 0
@@ -251,7 +331,7 @@ class Verifier:
         if code > len(members):
             return UnknownMember(f.union or "", code), 0, 0
         member = members[code - 1]
-        off = _U16(buf, vt + 4 + 2 * f.slot)[0] if f.slot < nslots else 0
+        off = offs[f.slot]
         if off == 0:
             self.refuse(
                 f"{table.name}.{f.name} says {member} but holds no value", rule="ptg-missing-field"
@@ -264,13 +344,14 @@ class Verifier:
 
     def string(self, pos: int) -> Result:
         self.reached += 1
+        self.expanded += 1
+        if self.expanded > self.limit:
+            self._count(0)
         key = (pos, "")
         hit = self.memo.get(key)
         if hit is not None:
-            self._count(1)
             return hit
         self.visited += 1
-        self._count(1)
         buf, size = self.buf, self.size
         if pos & 3:
             self.refuse(f"string at byte {pos} is not 4-byte aligned")
@@ -282,7 +363,9 @@ class Verifier:
             self.refuse(f"string at byte {pos} of {n} bytes runs past the end of the buffer")
         if buf[end] != 0:
             self.refuse(f"string at byte {pos} is not NUL-terminated")
-        self._bytes(pos, n + 5)
+        self.decoded += n + 5
+        if self.decoded > self.size:
+            self._bytes(pos, 0)
         try:
             text = buf[pos + 4 : end].decode("utf-8")
         except UnicodeDecodeError:
@@ -291,18 +374,23 @@ class Verifier:
         self.memo[key] = result
         return result
 
-    def vector(self, pos: int, f: Field, depth: int) -> Result:
+    def vector(self, pos: int, f: Field, depth: int, plan: VectorPlan | None = None) -> Result:
         self.reached += 1
-        items = f.items or ""
-        key = (pos, f"[{f.table or items}]")
+        kind, table, fmt = plan or self.vectors[f]
+        key = (pos, kind)
         hit = self.memo.get(key)
         if hit is not None:
-            self._depth(depth + 1, hit[2])
-            self._count(hit[1])
+            if depth + hit[2] > self.max_depth:
+                self._depth(depth + 1, hit[2])
+            self.expanded += hit[1]
+            if self.expanded > self.limit:
+                self._count(0)
             return hit
         self.visited += 1
-        self._count(1)
-        buf, size, path = self.buf, self.size, self.path
+        self.expanded += 1
+        if self.expanded > self.limit:
+            self._count(0)
+        buf, size = self.buf, self.size
         if pos & 3:
             self.refuse(f"vector at byte {pos} is not 4-byte aligned")
         if pos + 4 > size:
@@ -316,26 +404,34 @@ class Verifier:
             )
         if width == 8 and n and start & 7:
             self.refuse(f"vector at byte {pos}: its 8-byte items are not 8-byte aligned")
-        self._bytes(pos, 4 + n * width)
-        if items in SCALAR_FORMATS:
-            values = struct.unpack_from(f"<{n}{SCALAR_FORMATS[items]}", buf, start)
-            result: Result = (tuple(v != 0 for v in values) if items == "bool" else values, 1, 0)
+        self.decoded += 4 + n * width
+        if self.decoded > self.size:
+            self._bytes(pos, 0)
+        if fmt is not None:
+            values = struct.unpack_from(f"<{n}{fmt}", buf, start)
+            result: Result = (tuple(v != 0 for v in values) if fmt == "?" else values, 1, 0)
+        elif n == 0:
+            result = ((), 1, 0)
         else:
-            table = self.tables[f.table] if f.table else None
+            path = self.path
             out = []
             weight, height = 1, 0
-            for i in range(n):
-                path.append(i)
-                target = self._follow(start + 4 * i)
+            at = start
+            path.append(0)
+            for i, rel in enumerate(struct.unpack_from(f"<{n}I", buf, start)):
+                path[-1] = i
+                if rel == 0:
+                    self._follow(at)
                 if table is None:
-                    obj, w, h = self.string(target)
+                    obj, w, h = self.string(at + rel)
                 else:
-                    obj, w, h = self.table(target, table, depth + 1)
-                path.pop()
+                    obj, w, h = self.table(at + rel, table, depth + 1)
                 out.append(obj)
                 weight += w
                 if h > height:
                     height = h
+                at += 4
+            path.pop()
             result = (tuple(out), weight, height)
         self.memo[key] = result
         return result

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from tools import REPO_ROOT
 from tools.codegen.cpp import cpp_outputs
+from tools.codegen.java import java_outputs
 from tools.codegen.python import python_outputs
 from tools.codegen.rule_ids import emit_rule_ids
 from tools.codegen.schema_info import read_schema_info
@@ -24,8 +25,9 @@ from tools.codegen.spec_table import with_well_known_table
 from tools.codegen.typescript import typescript_outputs
 
 GENERATED = "generated"
-# Build products and tool caches that may sit under generated/ without being generated text.
-_IGNORED_PARTS = {"__pycache__", "node_modules", "build", "dist"}
+# Build products (Maven's target/ too) and tool caches that may sit under generated/
+# without being generated text.
+_IGNORED_PARTS = {"__pycache__", "node_modules", "build", "dist", "target"}
 
 
 def checkout_problem() -> str | None:
@@ -50,7 +52,11 @@ def render_all(root: Path = REPO_ROOT) -> dict[str, str]:
     schema = json.loads((schema_dir / "metadata.schema.json").read_text(encoding="utf-8"))
     info = read_schema_info(schema)
     outputs = {f"{GENERATED}/{k}": v for k, v in python_outputs(schema_dir, info).items()}
-    for binding in (cpp_outputs(info, root), typescript_outputs(info, root)):
+    for binding in (
+        cpp_outputs(info, root),
+        typescript_outputs(info, root),
+        java_outputs(info, root),
+    ):
         outputs.update({f"{GENERATED}/{k}": v for k, v in binding.items()})
     spec = root / "spec.md"
     if spec.is_file():

@@ -38,6 +38,15 @@ _OPERATOR_SCHEMAS = Gap(
     "that it does not",
 )
 
+_JAVA_PROGRAM = Gap(
+    "program-stage",
+    lambda rule: rule.startswith("ptg-"),
+    "the Java binding does not read program.ptg yet: none of the rules of spec.md section 4 "
+    "(ptg-*) is checked, the envelope, the tables, the graphs and the constants against the "
+    "program included; the container, safetensors, aliases, membership, metadata and budget "
+    "stages are",
+)
+
 GAPS: dict[str, tuple[Gap, ...]] = {
     "typescript": (_OPERATOR_SCHEMAS,),
     "cpp": (
@@ -49,6 +58,7 @@ GAPS: dict[str, tuple[Gap, ...]] = {
         ),
         _OPERATOR_SCHEMAS,
     ),
+    "java": (_JAVA_PROGRAM,),
 }
 """Language -> its declared gaps."""
 

@@ -13,7 +13,10 @@ not compared). The C++ and TypeScript runners are built from generated/ on first
   sources, the compiler and the flags (extra flags, e.g. sanitizers: ``$PTN_CXXFLAGS``);
 - ``typescript``: ``npm ci`` in ``generated/typescript`` unless ``node_modules`` already
   holds the versions of ``package-lock.json``, then ``tsc`` into ``dist/`` when the sources
-  changed (a hash in ``dist/.build_sha256``).
+  changed (a hash in ``dist/.build_sha256``);
+- ``java``: the sources of ``generated/java/src/main/java`` compiled with ``javac --release
+  11`` (no Maven needed; the JUnit tests build with Maven) into
+  ``generated/java/build/classes-<hash>``, the hash covering the sources and the JDK.
 
 A missing toolchain raises RuntimeError saying what to install; nothing is skipped (in CI,
 where ``CI`` is set, that is a failure like any other).
@@ -40,6 +43,8 @@ from tools import REPO_ROOT
 GENERATED = REPO_ROOT / "generated"
 CPP_DIR = GENERATED / "cpp"
 TS_DIR = GENERATED / "typescript"
+JAVA_DIR = GENERATED / "java"
+JAVA_RELEASE = "11"
 CXXFLAGS = ("-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror", "-fno-exceptions", "-fno-rtti")
 BUILD_TIMEOUT = 900
 BATCH = 500  # files per runner process, well under any command-line limit
@@ -236,6 +241,45 @@ def typescript_runner() -> list[str]:
     return [node, str(script)]
 
 
+def _javac_version(javac: str) -> str:
+    proc = subprocess.run([javac, "-version"], capture_output=True, text=True, check=False)
+    return (proc.stdout + proc.stderr).strip()
+
+
+def java_runner() -> list[str]:
+    """The command of the Java conformance runner, compiled with javac if the sources changed."""
+    javac = _tool("javac", "the Java conformance runner")
+    java = _tool("java", "the Java conformance runner")
+    source_root = JAVA_DIR / "src" / "main" / "java"
+    sources = sorted(source_root.rglob("*.java"))
+    _require_generated([source_root / "dev" / "ptn" / "Metadata.java"])
+    version = _javac_version(javac)
+    key = _files_digest(JAVA_DIR, sources, version, JAVA_RELEASE)[:16]
+    build = JAVA_DIR / "build"
+    classes = build / f"classes-{key}"
+    command = [java, "-Xss8m", "-cp", str(classes), "dev.ptn.ConformanceRunner"]
+    if classes.is_dir():
+        return command
+    with _build_lock("java"):
+        if classes.is_dir():
+            return command
+        build.mkdir(parents=True, exist_ok=True)
+        partial = build / f".classes-{key}.{os.getpid()}.tmp"
+        shutil.rmtree(partial, ignore_errors=True)
+        cmd = [javac, "--release", JAVA_RELEASE, "-Xlint:all", "-Werror", "-encoding", "UTF-8"]
+        cmd += ["-d", str(partial), *map(str, sources)]
+        try:
+            _run_step(cmd, JAVA_DIR, "compiling the Java conformance runner")
+        except RuntimeError:
+            shutil.rmtree(partial, ignore_errors=True)
+            raise
+        os.replace(partial, classes)
+        for old in build.glob("classes-*"):  # earlier builds of this cache
+            if old != classes:
+                shutil.rmtree(old, ignore_errors=True)
+    return command
+
+
 # ---------------------------------------------------------------------------
 # Running
 # ---------------------------------------------------------------------------
@@ -305,15 +349,22 @@ def run_typescript_packages(files: Sequence[str]) -> str:
     return run_report_command(typescript_validator(), files, "the TypeScript package validator")
 
 
+def run_java(files: Sequence[str]) -> str:
+    """Metadata documents and packages alike: the runner tells them apart by suffix."""
+    return _run_command(java_runner(), files, "the Java conformance runner")
+
+
 LANGUAGES: dict[str, Callable[[Sequence[str]], str]] = {
     "python": run_python,
     "cpp": run_cpp,
     "typescript": run_typescript,
+    "java": run_java,
 }
 PACKAGE_LANGUAGES: dict[str, Callable[[Sequence[str]], str]] = {
     "python": run_python_packages,
     "cpp": run_cpp,
     "typescript": run_typescript_packages,
+    "java": run_java,
 }
 
 

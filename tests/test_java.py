@@ -1,0 +1,155 @@
+"""The Java binding: its JUnit tests (Maven), the x-ptn-rules and well-known-name probes on a
+regenerated copy, and the generated files. The metadata and package vectors run through it in
+tests/test_vectors.py and tests/test_package_vectors.py like every language.
+
+Without a JDK (javac, java) or Maven the tests that need them skip locally; in CI (``CI``
+set) a missing toolchain fails them instead (.ci/install-bindings.sh installs both).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+from tests.conftest import missing_toolchain
+from tests.test_ts_package import corpus
+from tools.codegen import render_all, stale_files, write_all
+from tools.conformance.capabilities import adjust_line
+from tools.conformance.runners import JAVA_DIR, JAVA_RELEASE, run
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _run(cmd: list[str], cwd: Path | None = None) -> str:
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, f"{cmd}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    return proc.stdout
+
+
+def test_junit_tests_pass_under_maven(tmp_path: Path) -> None:
+    """`mvn test` on a copy of generated/java (offline when the local repository holds the
+    pinned plugins and JUnit, as on this project's machines)."""
+    mvn = shutil.which("mvn")
+    if mvn is None or shutil.which("javac") is None:
+        missing_toolchain("Maven (mvn) with a JDK not found")
+        raise AssertionError
+    project = tmp_path / "java"
+    shutil.copytree(JAVA_DIR, project, ignore=shutil.ignore_patterns("build", "target"))
+    out = _run([mvn, "-B", "-o", "test"], cwd=project)
+    assert "Tests run:" in out and "BUILD SUCCESS" in out
+    assert "Tests run: 0," not in out
+
+
+def test_generated_java_says_do_not_edit() -> None:
+    for rel, text in render_all().items():
+        if rel.startswith("generated/java/"):
+            assert "DO NOT EDIT" in text.splitlines()[0], rel
+
+
+PROBE = r"""
+import dev.ptn.Metadata;
+import dev.ptn.PtnException;
+
+public final class Probe {
+  public static void main(String[] args) {
+    Metadata m = Metadata.parse("{\"get_rope_base\": 10000.0, \"tokenizer.kind\": \"bpe\"}");
+    System.out.println(m.ropeBase() + " " + m.tokenizerKind());
+    String[] docs = {
+      "{\"get_rope_base\": 10000}", "{\"get_rope_base\": 0.5}", "{\"tokenizer.kind\": \"wp\"}",
+      "{\"get_max_context_len\": 8, \"get_max_seq_len\": 8}",
+      "{\"get_max_context_len\": 8, \"get_max_seq_len\": 7}"
+    };
+    for (String doc : docs) {
+      try {
+        Metadata.parse(doc);
+        System.out.println("valid");
+      } catch (PtnException err) {
+        System.out.println(err.rule() + " " + err.pointer());
+      }
+    }
+  }
+}
+"""
+PROBE_OUT = """10000.0 bpe
+llm-wrong-type /get_rope_base
+llm-value-out-of-range /get_rope_base
+llm-value-out-of-range /tokenizer.kind
+llm-seq-within-context /get_max_seq_len
+valid
+"""
+
+
+def test_schema_edits_reach_java_after_codegen(jdk: tuple[str, str], tmp_path: Path) -> None:
+    """The probe: a rule and two names added to the schema only are enforced and read in Java
+    once `python -m tools.codegen` has run, with no edit of bindings/java."""
+    root = tmp_path / "repo"
+    ignore = shutil.ignore_patterns("node_modules", "build", "dist", "target", "__pycache__")
+    shutil.copytree(REPO / "schema", root / "schema")
+    shutil.copytree(REPO / "bindings", root / "bindings", ignore=ignore)
+    shutil.copytree(REPO / "generated", root / "generated", ignore=ignore)
+    shutil.copy(REPO / "spec.md", root / "spec.md")
+    path = root / "schema" / "metadata.schema.json"
+    schema = json.loads(path.read_text(encoding="utf-8"))
+    schema["properties"].update(
+        {
+            "get_rope_base": {"description": "RoPE base.", "type": "number", "minimum": 1},
+            "tokenizer.kind": {"description": "Tokenizer.", "type": "string", "enum": ["bpe"]},
+        }
+    )
+    schema["x-ptn-rules"].append(
+        {
+            "id": "llm-seq-within-context",
+            "kind": "less-than",
+            "names": ["get_max_seq_len"],
+            "bound": "get_max_context_len",
+            "why": "A sequence fits the context.",
+        }
+    )
+    path.write_text(json.dumps(schema, indent=2), encoding="utf-8")
+    outputs = render_all(root)
+    assert "generated/java/src/main/java/dev/ptn/Metadata.java" in stale_files(outputs, root)
+    write_all(outputs, root)
+    javac, java = jdk
+    sources = sorted((root / "generated/java/src/main/java").rglob("*.java"))
+    probe = tmp_path / "Probe.java"
+    probe.write_text(PROBE, encoding="utf-8")
+    classes = tmp_path / "classes"
+    _run([javac, "--release", JAVA_RELEASE, "-d", str(classes), *map(str, sources), str(probe)])
+    assert _run([java, "-cp", str(classes), "Probe"]) == PROBE_OUT
+
+
+def test_java_validator_agrees_with_ptn_on_the_differential_corpus(
+    jdk: tuple[str, str], tmp_path: Path
+) -> None:
+    """Every package of tests/test_ts_package.py's corpus (hostile, edited, fuzzed, zip64,
+    the examples), fast and deep: the Java findings are ptn.validate's, in order, less those
+    of the program stage the binding declares it lacks."""
+    files = []
+    for name, data in corpus(tmp_path).items():
+        path = tmp_path / f"{name}.ptn"
+        path.write_bytes(data)
+        files.append(str(path))
+    files += [str(p) for p in sorted((REPO / "examples").glob("*.ptn"))]
+    files += [str(p) for p in sorted((REPO / "invalid-examples").glob("*.ptn"))]
+    want = [adjust_line("java", line)[0] for line in run("python", files).splitlines()]
+    got = run("java", files).splitlines()
+    assert len(got) == len(want) == 2 * len(files)
+    assert [g for g, w in zip(got, want, strict=True) if g != w] == []
+
+
+def test_docs_show_the_java_example_and_it_prints_what_they_say(
+    jdk: tuple[str, str], tmp_path: Path
+) -> None:
+    example = REPO / "examples" / "bindings" / "ReadEosWindows.java"
+    docs = (REPO / "docs" / "bindings.md").read_text(encoding="utf-8")
+    assert f"```java\n{example.read_text(encoding='utf-8')}```" in docs
+    assert "metadata?.eosIds()" in docs and "metadata?.windows()" in docs  # the Kotlin one
+    javac, java = jdk
+    classes = tmp_path / "classes"
+    sources = sorted((JAVA_DIR / "src" / "main" / "java").rglob("*.java"))
+    _run([javac, "--release", JAVA_RELEASE, "-d", str(classes), *map(str, sources)])
+    out = _run([java, "-cp", str(classes), str(example), str(REPO / "examples" / "tiny-llm.ptn")])
+    assert out == "eos [2, 3]\nwindows [64, 0]\n"
+    assert "eos [2, 3]` and `windows [64, 0]`" in docs
