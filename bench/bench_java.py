@@ -91,7 +91,7 @@ def main() -> None:
             fmt_time(java["fast"]),
             fmt_time(py_fast),
             f"{py_fast / java['fast']:.1f}x",
-            "Java without program.ptg",
+            "same stages",
         ],
         [
             "metadata parse, 1,000 names",

@@ -14,7 +14,8 @@ and UndefinedBehaviorSanitizer (any report aborts the process, which fails the t
   bytes), program size, methods, metadata and unreadable parts
   (bindings/cpp/tests/read_package.cpp);
 - bindings/cpp/tests/unit_test.cpp: nesting (JSON, programs) on a 64 KiB thread stack,
-  CRC-32 values, packed sizes past 64 bits, a caller's buffer, methods, I/O errors;
+  ptg-undefined-value by pointer and message (subgraphs on that stack too), CRC-32
+  values, packed sizes past 64 bits, a caller's buffer, methods, I/O errors;
 - the CMake package: ``find_package(ptn)`` after an install, and ``add_subdirectory``.
 
 Without g++ (or cmake, for the last test) the tests skip locally; in CI they fail.
@@ -35,6 +36,7 @@ from typing import Any
 
 import pytest
 from conftest import missing_toolchain
+from graphs import call, constant, integer, meta, method, program, tensor
 from test_ts_package import corpus, mutants
 
 from ptn.core.errors import PtnError
@@ -144,7 +146,7 @@ def packages(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
         path = tmp / f"{name}.ptn"
         path.write_bytes(data)
         paths.append(str(path))
-    for pattern in ("examples/*.ptn", "invalid-examples/*.ptn", "tests/fixtures/real/*.ptn"):
+    for pattern in ("examples/*.ptn", "invalid-examples/*.ptn", "tests/fixtures/*/*.ptn"):
         paths += [str(p) for p in sorted(REPO.glob(pattern))]
     return paths
 
@@ -276,12 +278,81 @@ def test_package_reader_agrees_with_ptn_load(
     assert len({f[0] for f in worded}) >= (4 if lenient else 1)
 
 
+ONE = meta("FLOAT", 1)
+
+
+def undefined_programs() -> dict[str, bytes]:
+    """Programs whose graphs use names they do not define: unit_test.cpp holds C++'s
+    ptg-undefined-value findings on them to pointers and messages it spells out."""
+    optional = {"names": ["gone", "absent"], "has_value": [False, True]}
+    size = {"values": [0, 1], "refs": ["", "n"]}
+    uses = [
+        call("a", "add.Tensor", [("self", tensor("x")), ("other", tensor("later"))]),
+        call("cat", "cat.default", [("tensors", ("TensorListArg", {"names": ["x", "it's"]}))]),
+        call(
+            "i",
+            "index.Tensor",
+            [("self", tensor("x")), ("indices", ("OptionalTensorListArg", optional))],
+        ),
+        call("v", "view_copy.default", [("self", tensor("x")), ("size", ("IntListArg", size))]),
+        call("m", "mul.Scalar", [("self", tensor("x")), ("", integer(0, "k"))], alias_of="q"),
+        call("later", "clone.default", [("self", tensor("later"))]),  # used before, by "a"
+    ]
+    returns = [
+        ("y", "USER_OUTPUT", ""),
+        ("x", "USER_INPUT_MUTATION", "z"),
+        ("x", "USER_INPUT_MUTATION", "x"),
+        ("p_w", "USER_INPUT_MUTATION", "p_w"),  # a constant, not an input
+    ]
+    specs = method(
+        "forward",
+        inputs={"x": ONE},
+        nodes=[],
+        returns=returns,
+        constants=[constant("p_w", "w", ONE)],
+    )
+    ghost = {"name": "ghost", "op_kind": "PLACEHOLDER", "outputs": [{"name": "ghost"}]}
+    specs["graph"]["nodes"].insert(0, ghost)
+    # 11 levels of subgraphs, each with a name of its own missing; the top's "x" is not
+    # visible in the deepest (5 tables a level: 60 of the verifier's 64).
+    deepest = call("deepest", "neg.default", [("self", tensor("a")), ("other", tensor("x"))])
+    graph: dict[str, Any] = {"nodes": [deepest], "inputs": ["a"], "outputs": ["deepest", "b"]}
+    for i in range(11):
+        body = {"name": "body", "arg": {"value": ("GraphArg", {"name": "g", "graph": graph})}}
+        hop = {"name": f"hop{i}", "inputs": [body], "outputs": [{"name": f"hop{i}"}]}
+        use = call(f"u{i}", "neg.default", [("self", tensor(f"missing{i}"))])
+        graph = {"nodes": [use, hop], "inputs": ["a"]}
+    many = [call(f"n{i}", "neg.default", [("self", tensor("missing"))]) for i in range(10_000)]
+    return {
+        "undefined-uses": program(method("forward", inputs={"x": ONE}, nodes=uses, returns=[])),
+        "undefined-specs": program(specs),
+        "undefined-nested": program(
+            method("forward", inputs={"x": ONE}, nodes=graph["nodes"], returns=[])
+        ),
+        "undefined-many": program(method("forward", inputs={"x": ONE}, nodes=many, returns=[])),
+    }
+
+
+def test_undefined_programs_are_what_unit_test_expects() -> None:
+    """The reference's findings on the programs unit_test.cpp reads: as many as it expects."""
+    counts = {k: len(read_program(v)[1]) for k, v in undefined_programs().items()}
+    assert counts == {
+        "undefined-uses": 7,
+        "undefined-specs": 6,
+        "undefined-nested": 13,
+        "undefined-many": 101,
+    }
+
+
 def test_unit_checks(built: dict[str, Path], tmp_path: Path) -> None:
-    """Bounded recursion, CRC-32 values, packed sizes past 64 bits, a caller's buffer, the
-    methods of a package, I/O errors (unit_test.cpp)."""
+    """Bounded recursion, ptg-undefined-value by pointer and message, CRC-32 values, packed
+    sizes past 64 bits, a caller's buffer, the methods of a package, I/O errors
+    (unit_test.cpp)."""
     package = REPO / "examples" / "tiny-llm.ptn"
     for depth in (12, 13):
         (tmp_path / f"deep-{depth}.ptg").write_bytes(hostile.deep_program(depth))
+    for name, data in undefined_programs().items():
+        (tmp_path / f"{name}.ptg").write_bytes(data)
     assert run([str(built["unit_test"]), str(package), str(tmp_path)]) == "ok\n"
 
 

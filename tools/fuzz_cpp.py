@@ -7,9 +7,11 @@
 bounded time, then ``replay``: a sample of the corpus the fuzzer grew (the seeds included,
 chosen by a fixed seed) goes through Python (``ptn.validate``), C++ (the conformance
 runner) and Node (``bin/ptn-validate.mjs``), fast and deep, and every line must agree:
-the same findings (rule, severity, member, pointer, in order). C++ may leave out only the
-rules it declares it lacks (tools/conformance/capabilities.py), which replay prints.
-Each file that disagrees is copied to ``--out`` as a ``.ptn`` to become a regression vector.
+the same findings (rule, severity, member, pointer, in order). C++ and Node may leave out
+only the rules each declares it lacks (tools/conformance/capabilities.py: the operator
+rules, which need torch), which replay prints.
+Each file that disagrees is copied to ``--out`` as a ``.ptn`` to become a regression vector:
+kept in tests/fixtures/fuzz (tests/test_fuzz_replay.py replays them; seeds include them).
 Exit status 1 on any disagreement.
 """
 
@@ -30,6 +32,7 @@ from tools.conformance.runners import run_cpp, run_python_packages, run_typescri
 
 VECTORS = REPO_ROOT / "tests" / "vectors" / "packages"
 REAL = REPO_ROOT / "tests" / "fixtures" / "real"
+FOUND = REPO_ROOT / "tests" / "fixtures" / "fuzz"  # files an earlier replay disagreed on
 
 
 def program_seeds() -> list[bytes]:
@@ -49,11 +52,13 @@ def program_seeds() -> list[bytes]:
 
 
 def write_seeds(directory: Path) -> int:
-    """The package vectors, the real ExecuTorch exports, ptn.testing.fuzz's corpus and the
-    hostile programs, named by content; how many."""
+    """The package vectors, the real ExecuTorch exports, the files an earlier replay
+    disagreed on, ptn.testing.fuzz's corpus and the hostile programs, named by content;
+    how many."""
     directory.mkdir(parents=True, exist_ok=True)
     blobs = [p.read_bytes() for p in sorted(VECTORS.glob("*/*.ptn"))]
     blobs += [p.read_bytes() for p in sorted(REAL.glob("*.ptn"))]
+    blobs += [p.read_bytes() for p in sorted(FOUND.glob("*.ptn"))]
     blobs += list(fuzz.corpus().values())
     blobs += program_seeds()
     for data in blobs:
@@ -78,13 +83,13 @@ def replay(files: list[Path], out: Path | None) -> int:
         python = run_python_packages(paths).splitlines()
         cpp = run_cpp(paths).splitlines()
         node = run_typescript_packages(paths).splitlines()
-        left_out: dict[str, int] = {}
+        left_out: dict[str, dict[str, int]] = {"cpp": {}, "typescript": {}}
         wrong: set[str] = set()
         for want, got_cpp, got_node in zip(python, cpp, node, strict=True):
-            adjusted, left = adjust_line("cpp", want)
-            for rule in left:
-                left_out[rule] = left_out.get(rule, 0) + 1
-            for lang, got, expected in (("c++", got_cpp, adjusted), ("node", got_node, want)):
+            for lang, got in (("cpp", got_cpp), ("typescript", got_node)):
+                expected, left = adjust_line(lang, want)
+                for rule in left:
+                    left_out[lang][rule] = left_out[lang].get(rule, 0) + 1
                 if got != expected:
                     path = want.split("\t", 1)[0]
                     wrong.add(path)
@@ -93,7 +98,8 @@ def replay(files: list[Path], out: Path | None) -> int:
             out.mkdir(parents=True, exist_ok=True)
             for path in wrong:
                 shutil.copy(path, out / Path(path).name)
-    print(describe("cpp", left_out))
+    for lang, left in left_out.items():
+        print(describe(lang, left))
     print(f"replayed {len(files)} files (fast and deep) through Python, C++ and Node: "
           f"{len(wrong)} disagree")  # fmt: skip
     return len(wrong)

@@ -66,6 +66,7 @@ CPP_RUNTIME = (
     "include/ptn/program_memo.hpp",
     "include/ptn/program_verify.hpp",
     "include/ptn/program_model.hpp",
+    "include/ptn/program_values.hpp",
     "include/ptn/program_read.hpp",
     "include/ptn/program_wide.hpp",
     "include/ptn/program_constants.hpp",

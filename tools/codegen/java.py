@@ -6,6 +6,8 @@ Layout under generated/java/ (``mvn package`` builds ``target/ptn-<version>.jar`
   (name grammar, well-known names, x-ptn-rules) and ``Metadata`` with one accessor per
   well-known name (``get_windows`` -> ``windows()``, null when absent);
 - ``src/main/java/dev/ptn/Rules.java``: every rule id of spec.md with its severity;
+- ``src/main/java/dev/ptn/ProgramLayout.java``: schema/program.layout.json as the tables
+  the program stage walks (``tools/codegen/java_program.py``);
 - the other sources, the JUnit tests and ``pom.xml``: the runtime of ``bindings/java/``
   (where it is edited), copied with a DO-NOT-EDIT first line.
 """
@@ -28,6 +30,7 @@ from tools.codegen.common import (
     kind_doc,
     unique_accessors,
 )
+from tools.codegen.java_program import java_program_outputs
 from tools.codegen.rule_ids import rule_headings
 from tools.codegen.schema_info import SchemaInfo, WellKnown
 from tools.codegen.typescript import camel
@@ -281,4 +284,5 @@ def java_outputs(info: SchemaInfo, root: Path) -> dict[str, str]:
     outputs[f"java/{JAVA_PACKAGE_DIR}/Rules.java"] = emit_rules_class(
         (root / "spec.md").read_text(encoding="utf-8")
     )
+    outputs.update(java_program_outputs(root))
     return outputs

@@ -1,6 +1,8 @@
 // Self-checks of the C++ binding that a differential test against Python cannot make:
 // bounded recursion on a small thread stack (JSON, and the program verifier on the
-// deep-12.ptg and deep-13.ptg of DIRECTORY: subgraphs 12 and 13 levels down), the CRC-32
+// deep-12.ptg and deep-13.ptg of DIRECTORY: subgraphs 12 and 13 levels down), the
+// ptg-undefined-value findings of the undefined-*.ptg of DIRECTORY (by pointer and
+// message, subgraphs 11 levels down on the small stack, the budget), the CRC-32
 // against known values, the wide integers of packed sizes, opening a caller's buffer, the
 // methods of PACKAGE, I/O errors as values. Built -fno-exceptions -fno-rtti under ASan and
 // UBSan by tests/test_cpp_package.py:  unit_test PACKAGE.ptn DIRECTORY
@@ -10,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ptn/package.hpp"
@@ -66,6 +69,96 @@ void* deep_programs(void* arg) {
       CHECK(!read.findings.empty() && read.findings[0].rule == "ptg-malformed" &&
             read.findings[0].message == "tables nest deeper than 64 levels");
     }
+  }
+  return nullptr;
+}
+
+using Found = std::vector<std::pair<std::string, std::string>>;
+
+/// The (pointer, message) of each finding read_program gives for DIRECTORY/NAME.ptg, which
+/// must all be ptg-undefined-value; `more` the count of its summary (0: none).
+Found undefined(const std::string& directory, const char* name, std::size_t* more = nullptr) {
+  Found out;
+  const auto file = ptn::MappedFile::open(directory + "/" + name + ".ptg");
+  CHECK(file.ok());
+  if (!file) return out;
+  const ptn::program::ProgramRead read = ptn::program::read_program(file->bytes());
+  CHECK(read.program.has_value());
+  for (const ptn::Finding& f : read.findings) {
+    CHECK(f.rule == "ptg-undefined-value" && f.severity == ptn::Severity::Error);
+    if (f.more) {
+      CHECK(more != nullptr && !f.pointer);
+      if (more) *more = f.more;
+      continue;
+    }
+    out.emplace_back(f.pointer.value_or("(none)"), f.message);
+  }
+  return out;
+}
+
+std::string used(const char* node, const std::string& what, const char* name) {
+  return std::string("method 'forward', node '") + node + "': " + what + " uses " + name +
+         ", which nothing before it in its graph defines";
+}
+
+/// ptg-undefined-value: each kind of use, placeholders, graph outputs, output specs (a
+/// USER_INPUT_MUTATION of a constant is no input), subgraphs with their own names 11
+/// levels down (walked on this thread's 64 KiB stack), and 10^4 findings listing 100.
+void* undefined_values(void* arg) {
+  const std::string dir = static_cast<const char*>(arg);
+  const std::string nodes = "/methods/0/graph/nodes/";
+  CHECK(undefined(dir, "undefined-uses") ==
+        (Found{
+            {nodes + "1/inputs/1/arg/value/name", used("a", "argument 'other'", "'later'")},
+            {nodes + "2/inputs/0/arg/value/names/1", used("cat", "argument 'tensors'[1]", "\"it's\"")},
+            {nodes + "3/inputs/1/arg/value/names/1", used("i", "argument 'indices'[1]", "'absent'")},
+            {nodes + "4/inputs/1/arg/value/refs/1", used("v", "argument 'size'[1]", "'n'")},
+            {nodes + "5/inputs/1/arg/value/ref", used("m", "argument 1", "'k'")},
+            {nodes + "5/outputs/0/alias_of", used("m", "output 0's alias_of", "'q'")},
+            {nodes + "6/inputs/0/arg/value/name", used("later", "argument 'self'", "'later'")},
+        }));
+  const std::string specs = "/methods/0/output_specs/";
+  CHECK(undefined(dir, "undefined-specs") ==
+        (Found{
+            {nodes + "0/name",
+             "method 'forward': placeholder 'ghost' names no input, constant or mutable buffer of "
+             "its graph"},
+            {nodes + "3/inputs/0/arg/value/name", used("output", "argument 0", "'y'")},
+            {"/methods/0/graph/outputs/0",
+             "method 'forward': graph output 0 is 'y', which no node, input, constant or buffer "
+             "of its graph defines"},
+            {specs + "0/name",
+             "method 'forward': output spec 0 returns 'y', which nothing in the graph defines"},
+            {specs + "1/target",
+             "method 'forward': output spec 1 updates user input 'z', which is not an input of "
+             "the graph"},
+            {specs + "3/target",
+             "method 'forward': output spec 3 updates user input 'p_w', which is not an input of "
+             "the graph"},
+        }));
+  // Level i's graph uses missing<10 - i>, then holds level i + 1 in its last node.
+  Found nested;
+  std::string graph = "/methods/0/graph";
+  for (int level = 0; level < 11; ++level) {
+    const std::string u = "u" + std::to_string(10 - level);
+    const std::string missing = "'missing" + std::to_string(10 - level) + "'";
+    const std::string node = graph + "/nodes/" + (level == 0 ? "1" : "0");
+    nested.emplace_back(node + "/inputs/0/arg/value/name",
+                        used(u.c_str(), "argument 'self'", missing.c_str()));
+    graph += std::string("/nodes/") + (level == 0 ? "2" : "1") + "/inputs/0/arg/value/graph";
+  }
+  nested.emplace_back(graph + "/nodes/0/inputs/1/arg/value/name",
+                      used("deepest", "argument 'other'", "'x'"));
+  nested.emplace_back(graph + "/outputs/1",
+                      "method 'forward': graph output 1 is 'b', which no node, input, constant "
+                      "or buffer of its graph defines");
+  CHECK(undefined(dir, "undefined-nested") == nested);
+  std::size_t more = 0;
+  const Found many = undefined(dir, "undefined-many", &more);
+  CHECK(many.size() == 100 && more == 9900);
+  if (!many.empty()) {
+    CHECK(many.back() == std::make_pair(nodes + "100/inputs/0/arg/value/name",
+                                        used("n99", "argument 'self'", "'missing'")));
   }
   return nullptr;
 }
@@ -210,6 +303,7 @@ int main(int argc, char** argv) {
   }
   small_stack(nested, nullptr);
   small_stack(deep_programs, argv[2]);
+  small_stack(undefined_values, argv[2]);
   crc();
   wide();
   methods(argv[1]);

@@ -151,6 +151,15 @@ inline constexpr std::size_t kQuantSpec = table("QuantSpec");
 inline constexpr std::size_t kAffineGroup = table("AffineGroup");
 inline constexpr std::size_t kNamedTensorRef = table("NamedTensorRef");
 inline constexpr std::size_t kMutableBufferSpec = table("MutableBufferSpec");
+inline constexpr std::size_t kOutput = table("Output");
+inline constexpr std::size_t kOutputSpec = table("OutputSpec");
+inline constexpr std::size_t kTensorArg = table("TensorArg");
+inline constexpr std::size_t kTensorListArg = table("TensorListArg");
+inline constexpr std::size_t kOptionalTensorListArg = table("OptionalTensorListArg");
+inline constexpr std::size_t kIntArg = table("IntArg");
+inline constexpr std::size_t kFloatArg = table("FloatArg");
+inline constexpr std::size_t kBoolArg = table("BoolArg");
+inline constexpr std::size_t kIntListArg = table("IntListArg");
 inline constexpr std::size_t kArgumentValue = union_index("ArgumentValue");
 inline constexpr std::size_t kQuantScheme = union_index("QuantScheme");
 static_assert(layout::kRoot == kProgram, "the root table is Program");
@@ -167,11 +176,41 @@ inline constexpr std::size_t kGraphNodes = tables_of(kGraph, "nodes", kNode);
 inline constexpr std::size_t kGraphInputs = vector_of(kGraph, "inputs", Kind::String);
 inline constexpr std::size_t kGraphOutputs = vector_of(kGraph, "outputs", Kind::String);
 inline constexpr std::size_t kGraphTensorValues = tables_of(kGraph, "tensor_values", kTensorValue);
+inline constexpr std::size_t kNodeName = string(kNode, "name");
+inline constexpr std::size_t kNodeOpKind = scalar(kNode, "op_kind", Kind::Byte);
 inline constexpr std::size_t kNodeInputs = tables_of(kNode, "inputs", kNamedArgument);
+inline constexpr std::size_t kNodeOutputs = tables_of(kNode, "outputs", kOutput);
+inline constexpr std::size_t kNamedArgumentName = string(kNamedArgument, "name");
 inline constexpr std::size_t kNamedArgumentArg = table_of(kNamedArgument, "arg", kArgument);
 inline constexpr std::size_t kArgumentValueField = union_of(kArgument, "value", kArgumentValue);
 inline constexpr std::size_t kGraphArgGraph = table_of(kGraphArg, "graph", kGraph);
 inline constexpr std::int64_t kGraphArgCode = union_code(kArgumentValue, kGraphArg);
+inline constexpr std::int64_t kTensorArgCode = union_code(kArgumentValue, kTensorArg);
+inline constexpr std::int64_t kTensorListArgCode = union_code(kArgumentValue, kTensorListArg);
+inline constexpr std::int64_t kOptionalTensorListArgCode =
+    union_code(kArgumentValue, kOptionalTensorListArg);
+inline constexpr std::int64_t kIntArgCode = union_code(kArgumentValue, kIntArg);
+inline constexpr std::int64_t kFloatArgCode = union_code(kArgumentValue, kFloatArg);
+inline constexpr std::int64_t kBoolArgCode = union_code(kArgumentValue, kBoolArg);
+inline constexpr std::int64_t kIntListArgCode = union_code(kArgumentValue, kIntListArg);
+inline constexpr std::size_t kTensorArgName = string(kTensorArg, "name");
+inline constexpr std::size_t kTensorListArgNames = vector_of(kTensorListArg, "names", Kind::String);
+inline constexpr std::size_t kOptionalTensorListArgNames =
+    vector_of(kOptionalTensorListArg, "names", Kind::String);
+inline constexpr std::size_t kOptionalTensorListArgHasValue =
+    vector_of(kOptionalTensorListArg, "has_value", Kind::Bool);
+inline constexpr std::size_t kIntArgRef = string(kIntArg, "ref");
+inline constexpr std::size_t kFloatArgRef = string(kFloatArg, "ref");
+inline constexpr std::size_t kBoolArgRef = string(kBoolArg, "ref");
+inline constexpr std::size_t kIntListArgRefs = vector_of(kIntListArg, "refs", Kind::String);
+inline constexpr std::size_t kOutputName = string(kOutput, "name");
+inline constexpr std::size_t kOutputAliasOf = string(kOutput, "alias_of");
+inline constexpr std::size_t kOutputKind = scalar(kOutput, "kind", Kind::Byte);
+inline constexpr std::size_t kOutputNames = vector_of(kOutput, "names", Kind::String);
+inline constexpr std::size_t kMethodOutputSpecs = tables_of(kMethod, "output_specs", kOutputSpec);
+inline constexpr std::size_t kOutputSpecName = string(kOutputSpec, "name");
+inline constexpr std::size_t kOutputSpecKind = scalar(kOutputSpec, "kind", Kind::Byte);
+inline constexpr std::size_t kOutputSpecTarget = string(kOutputSpec, "target");
 inline constexpr std::size_t kTensorValueName = string(kTensorValue, "name");
 inline constexpr std::size_t kTensorValueMeta = table_of(kTensorValue, "meta", kTensorMeta);
 inline constexpr std::size_t kMetaDtype = scalar(kTensorMeta, "dtype", Kind::Byte);
@@ -193,6 +232,12 @@ inline constexpr std::size_t kRefKind = scalar(kNamedTensorRef, "kind", Kind::By
 inline constexpr std::size_t kRefMutated = scalar(kNamedTensorRef, "mutated", Kind::Bool);
 inline constexpr std::size_t kBufferName = string(kMutableBufferSpec, "name");
 inline constexpr std::size_t kBufferFqn = string(kMutableBufferSpec, "fqn");
+
+
+// Enum values.
+inline constexpr std::int64_t kPlaceholder = enum_value("OpKind", "PLACEHOLDER");
+inline constexpr std::int64_t kTensorListOutput = enum_value("OutputValueKind", "TENSOR_LIST");
+inline constexpr std::int64_t kUserInputMutation = enum_value("OutputKind", "USER_INPUT_MUTATION");
 
 }  // namespace f
 }  // namespace program

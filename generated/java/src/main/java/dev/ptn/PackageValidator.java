@@ -23,11 +23,11 @@ import java.util.zip.CRC32;
  * header and the JSON members; the deep check adds the CRC-32 of every member, the hidden data
  * descriptors and the BOOL bytes. Hostile bytes never throw: every fault is a {@link Finding}.
  *
- * <p>Not checked yet: the program.ptg stage (rules {@code ptg-*}, spec section 4), declared as
- * a gap of this binding in tools/conformance/capabilities.py.
+ * <p>Not checked, declared as a gap of this binding in tools/conformance/capabilities.py: the
+ * operator rules of spec section 4.4 (the binding has no operator registry).
  */
 public final class PackageValidator {
-  static final String PTG = "program.ptg";
+  static final String PTG = ProgramReader.PTG;
   static final String SAFETENSORS = SafetensorsHeader.MEMBER;
   static final String ALIASES = "aliases.json";
   static final String METADATA = MetadataBase.MEMBER;
@@ -123,6 +123,15 @@ public final class PackageValidator {
     // A member whose stored bytes are not its content has its one finding already.
     Set<String> unreadable = new HashSet<>();
     for (ZipMembers.Member m : byName.values()) if (m.fault != null) unreadable.add(m.name);
+    ZipMembers.Member ptg = unreadable.contains(PTG) ? null : byName.get(PTG);
+    ProgramTable program = null;
+    if (ptg != null) {
+      // The whole member, to verify its tables (only the envelope of one over the runtime's cap).
+      long take = ProgramReader.readsTables(ptg.size) ? ptg.size : Math.min(8, ptg.size);
+      ProgramReader read = ProgramReader.read(r.read(ptg.dataOffset, (int) take), ptg.size);
+      program = read.program;
+      out.addAll(read.findings);
+    }
     ZipMembers.Member st = unreadable.contains(SAFETENSORS) ? null : byName.get(SAFETENSORS);
     SafetensorsHeader header = null;
     if (st != null) {
@@ -135,6 +144,8 @@ public final class PackageValidator {
       }
     }
     ZipMembers.Member al = unreadable.contains(ALIASES) ? null : byName.get(ALIASES);
+    Map<String, String> aliasMap = new LinkedHashMap<>();
+    List<Finding> aliasFindings = new ArrayList<>();
     if (al != null) {
       // Owners can be checked only against a header that was read; an owner whose entry is
       // broken is still a key of it (its own finding says what is wrong).
@@ -147,10 +158,24 @@ public final class PackageValidator {
         }
       }
       try {
-        out.addAll(aliases(jsonBytes(r, al), keys));
+        aliasFindings = aliases(jsonBytes(r, al), keys, aliasMap);
+        out.addAll(aliasFindings);
       } catch (PtnException err) {
+        unreadable.add(ALIASES);
         out.add(Finding.of(err, ALIASES));
       }
+    }
+    if (program != null) {
+      List<Finding> found = new ArrayList<>(header == null ? new ArrayList<>() : header.findings);
+      found.addAll(aliasFindings);
+      Map<String, SafetensorsHeader.Tensor> tensors =
+          header == null ? new LinkedHashMap<>() : header.entries;
+      ProgramConstants.Stored stored =
+          new ProgramConstants.Stored(
+              unreadable.contains(SAFETENSORS) ? null : tensors,
+              unreadable.contains(ALIASES) ? null : aliasMap,
+              brokenKeys(found));
+      out.addAll(ProgramConstants.constantFindings(program, stored, ProgramLayout.LAYOUT));
     }
     ZipMembers.Member meta = unreadable.contains(METADATA) ? null : byName.get(METADATA);
     if (meta != null) {
@@ -216,12 +241,14 @@ public final class PackageValidator {
     return r.read(m.dataOffset, (int) m.size);
   }
 
-  /** Constant keys an error of program.safetensors names (the first token of its pointer). */
+  /** Constant keys an error of program.safetensors or aliases.json names (the first token of
+   * its pointer), as ptn.package.validate.broken_keys. */
   private static Set<String> brokenKeys(List<Finding> findings) {
     Set<String> broken = new HashSet<>();
     for (Finding f : findings) {
       String p = f.pointer();
-      if (f.isError() && p != null && !p.isEmpty() && !f.rule().equals("st-offsets-gap")) {
+      boolean stored = SAFETENSORS.equals(f.member()) || ALIASES.equals(f.member());
+      if (f.isError() && stored && p != null && !p.isEmpty() && !f.rule().equals("st-offsets-gap")) {
         int slash = p.indexOf('/', 1);
         String token = p.substring(1, slash < 0 ? p.length() : slash);
         broken.add(token.replace("~1", "/").replace("~0", "~"));
@@ -230,8 +257,9 @@ public final class PackageValidator {
     return broken;
   }
 
-  /** aliases.json against the safetensors keys (null: unknown, so owners are not checked). */
-  private static List<Finding> aliases(byte[] bytes, Set<String> keys) {
+  /** aliases.json against the safetensors keys (null: unknown, so owners are not checked); the
+   * entries that break no rule go into {@code good}. */
+  private static List<Finding> aliases(byte[] bytes, Set<String> keys, Map<String, String> good) {
     Object value = StrictJson.parse(bytes, ALIASES, true);
     if (!(value instanceof Map)) {
       throw new PtnException("aliases-not-object", "aliases.json is not a JSON object", ALIASES, "");
@@ -260,7 +288,10 @@ public final class PackageValidator {
         rule = "aliases-missing-owner";
         message = "owner " + Text.repr(owner) + " is not a tensor key";
       }
-      if (rule == null) continue;
+      if (rule == null) {
+        good.put(alias, (String) owner);
+        continue;
+      }
       if (findings.room(rule, "error")) {
         findings.append(Finding.error(rule, ALIASES, JsonPointer.of(alias), message));
       } else {

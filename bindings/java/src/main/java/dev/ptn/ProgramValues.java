@@ -1,0 +1,211 @@
+package dev.ptn;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * ptg-undefined-value (spec section 4.4; ptn.program.ssa): every value a graph uses is defined
+ * earlier in that graph. One namespace per graph: its inputs, its nodes' outputs, and in a
+ * method's top graph the method's constants and mutable buffers; a subgraph (GraphArg) starts
+ * a namespace of its own. The walk visits each node once per offset that reaches it, which the
+ * verifier bounds by the size of program.ptg: linear time, memory bounded by the program.
+ */
+final class ProgramValues {
+  private static final String RULE = "ptg-undefined-value";
+
+  private final Budget out = new Budget(); // 10^5 references to one missing name list 100
+  private final long placeholder;
+  private final long tensorList;
+  private final long userInputMutation;
+
+  private ProgramValues(ProgramSchema layout) {
+    placeholder = layout.code("OpKind", "PLACEHOLDER");
+    tensorList = layout.code("OutputValueKind", "TENSOR_LIST");
+    userInputMutation = layout.code("OutputKind", "USER_INPUT_MUTATION");
+  }
+
+  /** ptg-undefined-value for every method, in program order, within the budget. */
+  static List<Finding> undefinedFindings(ProgramTable program, ProgramSchema layout) {
+    ProgramValues walk = new ProgramValues(layout);
+    ProgramTable[] methods = program.tables("methods");
+    for (int i = 0; i < methods.length; i++) walk.method(i, methods[i]);
+    return walk.out.finish();
+  }
+
+  /** One use of a value: the pointer tokens below the node, the name, what uses it. */
+  private static final class Use {
+    final Object[] tokens;
+    final String name;
+    final String what;
+
+    Use(String name, String what, Object... tokens) {
+      this.tokens = tokens;
+      this.name = name;
+      this.what = what;
+    }
+  }
+
+  /** Every value a node's arguments and outputs refer to, in order (a PLACEHOLDER's own name
+   * excepted). */
+  private static List<Use> uses(ProgramTable node) {
+    List<Use> uses = new ArrayList<>();
+    ProgramTable[] inputs = node.tables("inputs");
+    for (int k = 0; k < inputs.length; k++) {
+      String argName = inputs[k].str("name");
+      String what = argName.isEmpty() ? "argument " + k : "argument " + Text.repr(argName);
+      ProgramTable.Union union = inputs[k].table("arg").union("value");
+      if (union == null || union.value == null) continue;
+      ProgramTable v = union.value;
+      switch (union.member) {
+        case "TensorArg":
+          uses.add(new Use(v.str("name"), what, "inputs", k, "arg", "value", "name"));
+          break;
+        case "TensorListArg":
+          {
+            String[] names = v.strings("names");
+            for (int m = 0; m < names.length; m++) {
+              uses.add(new Use(names[m], what + "[" + m + "]", "inputs", k, "arg", "value", "names", m));
+            }
+            break;
+          }
+        case "OptionalTensorListArg":
+          {
+            String[] names = v.strings("names");
+            boolean[] present = v.bools("has_value");
+            for (int m = 0; m < Math.min(names.length, present.length); m++) {
+              if (present[m]) {
+                uses.add(new Use(names[m], what + "[" + m + "]", "inputs", k, "arg", "value", "names", m));
+              }
+            }
+            break;
+          }
+        case "IntArg":
+        case "FloatArg":
+        case "BoolArg":
+          if (!v.str("ref").isEmpty()) uses.add(new Use(v.str("ref"), what, "inputs", k, "arg", "value", "ref"));
+          break;
+        case "IntListArg":
+          {
+            String[] refs = v.strings("refs");
+            for (int m = 0; m < refs.length; m++) {
+              if (!refs[m].isEmpty()) {
+                uses.add(new Use(refs[m], what + "[" + m + "]", "inputs", k, "arg", "value", "refs", m));
+              }
+            }
+            break;
+          }
+        default:
+          break;
+      }
+    }
+    ProgramTable[] outputs = node.tables("outputs");
+    for (int o = 0; o < outputs.length; o++) {
+      String alias = outputs[o].str("alias_of");
+      if (!alias.isEmpty()) uses.add(new Use(alias, "output " + o + "'s alias_of", "outputs", o, "alias_of"));
+    }
+    return uses;
+  }
+
+  private void report(List<Object> base, Object[] more, String message) {
+    if (out.room(RULE, "error")) {
+      List<Object> tokens = new ArrayList<>(base);
+      tokens.addAll(Arrays.asList(more));
+      out.append(Finding.error(RULE, ProgramReader.PTG, JsonPointer.of(tokens.toArray()), message));
+    } else {
+      out.skip(RULE, "error", 1);
+    }
+  }
+
+  private static List<Object> extend(List<Object> base, Object... more) {
+    List<Object> out = new ArrayList<>(base);
+    out.addAll(Arrays.asList(more));
+    return out;
+  }
+
+  private Set<String> nodes(String method, ProgramTable graph, List<Object> base, Set<String> defined) {
+    String where = "method " + Text.repr(method);
+    ProgramTable[] nodes = graph.tables("nodes");
+    for (int j = 0; j < nodes.length; j++) {
+      ProgramTable node = nodes[j];
+      List<Object> here = extend(base, "nodes", j);
+      String name = node.str("name");
+      if (node.num("op_kind") == placeholder && !defined.contains(name)) {
+        report(
+            here,
+            new Object[] {"name"},
+            where + ": placeholder " + Text.repr(name)
+                + " names no input, constant or mutable buffer of its graph");
+      }
+      for (Use use : uses(node)) {
+        if (!defined.contains(use.name)) {
+          report(
+              here,
+              use.tokens,
+              where + ", node " + Text.repr(name) + ": " + use.what + " uses " + Text.repr(use.name)
+                  + ", which nothing before it in its graph defines");
+        }
+      }
+      ProgramTable[] inputs = node.tables("inputs");
+      for (int k = 0; k < inputs.length; k++) {
+        ProgramTable.Union union = inputs[k].table("arg").union("value");
+        if (union != null && union.is("GraphArg")) {
+          ProgramTable sub = union.value.table("graph");
+          Set<String> own = new HashSet<>(Arrays.asList(sub.strings("inputs")));
+          nodes(method, sub, extend(here, "inputs", k, "arg", "value", "graph"), own);
+        }
+      }
+      for (ProgramTable o : node.tables("outputs")) {
+        if (o.num("kind") == tensorList) {
+          defined.addAll(Arrays.asList(o.strings("names")));
+        } else if (!o.str("name").isEmpty()) {
+          defined.add(o.str("name"));
+        }
+      }
+    }
+    String[] outputs = graph.strings("outputs");
+    for (int k = 0; k < outputs.length; k++) {
+      if (!defined.contains(outputs[k])) {
+        report(
+            base,
+            new Object[] {"outputs", k},
+            where + ": graph output " + k + " is " + Text.repr(outputs[k])
+                + ", which no node, input, constant or buffer of its graph defines");
+      }
+    }
+    return defined;
+  }
+
+  private void method(int i, ProgramTable method) {
+    ProgramTable graph = method.table("graph");
+    String name = method.str("name");
+    List<String> inputs = Arrays.asList(graph.strings("inputs"));
+    Set<String> defined = new HashSet<>(inputs);
+    for (ProgramTable c : method.tables("constants")) defined.add(c.str("name"));
+    for (ProgramTable b : method.tables("mutable_buffers")) defined.add(b.str("name"));
+    nodes(name, graph, Arrays.<Object>asList("methods", i, "graph"), defined);
+    Set<String> userInputs = new HashSet<>(inputs);
+    ProgramTable[] specs = method.tables("output_specs");
+    for (int k = 0; k < specs.length; k++) {
+      List<Object> at = Arrays.<Object>asList("methods", i, "output_specs", k);
+      String returned = specs[k].str("name");
+      if (!defined.contains(returned)) {
+        report(
+            at,
+            new Object[] {"name"},
+            "method " + Text.repr(name) + ": output spec " + k + " returns " + Text.repr(returned)
+                + ", which nothing in the graph defines");
+      }
+      String target = specs[k].str("target");
+      if (specs[k].num("kind") == userInputMutation && !userInputs.contains(target)) {
+        report(
+            at,
+            new Object[] {"target"},
+            "method " + Text.repr(name) + ": output spec " + k + " updates user input "
+                + Text.repr(target) + ", which is not an input of the graph");
+      }
+    }
+  }
+}

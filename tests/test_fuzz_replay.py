@@ -1,0 +1,40 @@
+"""The three-way replay of ``tools.fuzz_cpp`` (Python, C++, Node) on the files it once
+reported (tests/fixtures/fuzz) and on the operator vectors: each binding is excused only
+the rules of its own declared gaps, and nothing else."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tools import fuzz_cpp
+
+REPO = Path(__file__).resolve().parent.parent
+FOUND = sorted((REPO / "tests" / "fixtures" / "fuzz").glob("*.ptn"))
+OPERATORS = [
+    REPO / "tests" / "vectors" / "packages" / "invalid" / f"{rule}.ptn"
+    for rule in ("ptg-unknown-operator", "ptg-operator-schema-mismatch", "ptg-undefined-value")
+]
+
+
+def test_replay_agrees_on_what_it_once_found(
+    cxx: list[str], node: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("torch")  # the operator rules are Python's only with torch
+    assert FOUND, "tests/fixtures/fuzz holds the files"
+    assert fuzz_cpp.replay([*FOUND, *OPERATORS], tmp_path / "disagree") == 0
+    out = capsys.readouterr().out
+    # Not vacuous: both bindings were excused the operator findings, and only those.
+    for lang in ("cpp", "typescript"):
+        (line,) = [s for s in out.splitlines() if s.startswith(f"{lang} gap 'operator-schemas'")]
+        assert "ptg-unknown-operator x2" in line and "ptg-operator-schema-mismatch x1" in line
+    assert "ptg-undefined-value" not in out  # excused nowhere, and agreed on
+    assert not (tmp_path / "disagree").exists()
+
+
+def test_seeds_include_what_replay_found(tmp_path: Path) -> None:
+    fuzz_cpp.write_seeds(tmp_path)
+    names = {p.name for p in tmp_path.iterdir()}
+    for path in FOUND:
+        assert fuzz_cpp.hashlib.sha1(path.read_bytes()).hexdigest() in names
