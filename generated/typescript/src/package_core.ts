@@ -152,7 +152,7 @@ async function readHeader(
       if (!(entry instanceof Map) || ![...entry.values()].every((v) => typeof v === "string")) {
         findings.append(err("st-reserved-key", here, "__metadata__ must be an object of str -> str"));
       } else if (entry.size) {
-        findings.append(warn("st-metadata-present", here, "non-empty __metadata__ (reference: {})"));
+        findings.append(warn("st-metadata-present", here, "non-empty __metadata__: the proposed C++ loader (ExecuTorch PR 24943) accepts only {}; put package metadata in metadata.json"));
       }
       continue;
     }
