@@ -109,13 +109,13 @@ def test_readme_dask_recipe_runs(
     # The block as written; its workers are threads here (spawning processes takes seconds).
     threads = functools.partial(distributed.LocalCluster, processes=False, dashboard_address=None)
     monkeypatch.setattr(distributed, "LocalCluster", threads)
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    section = readme.split("## Validate a hub", 1)[1]
+    page = (Path(__file__).resolve().parent.parent / "docs" / "ci.md").read_text()
+    section = page.split("## Validate a hub", 1)[1]
     (block,) = [b.split("```", 1)[0] for b in section.split("```python\n")[1:2]]
     monkeypatch.chdir(tmp_path)
     (tmp_path / "urls.txt").write_text("\n".join(urls[:20]) + "\n")
-    namespace: dict[str, object] = {}
-    exec(compile(block, "README.md", "exec"), namespace)
+    namespace: dict[str, object] = {"__name__": "__main__"}  # run as a script
+    exec(compile(block, "docs/ci.md", "exec"), namespace)
     expected, counts = _report(urls[:20], deep=False)
     assert (tmp_path / "report.jsonl").read_text() == expected
     assert namespace["counts"] == counts

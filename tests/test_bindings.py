@@ -59,7 +59,7 @@ def run(cmd: list[str], stdin: bytes | None = None) -> str:
 
 
 def test_docs_show_the_example_programs_verbatim() -> None:
-    for doc in (DOCS, REPO / "README.md"):
+    for doc in (DOCS, REPO / "docs" / "cpp-typescript.md"):
         text = doc.read_text(encoding="utf-8")
         for name in ("read_windows.cpp", "read_windows.mjs"):
             assert (EXAMPLES / name).read_text(encoding="utf-8") in text, (doc.name, name)
@@ -131,10 +131,10 @@ def test_docs_example_commands_work_on_a_fresh_clone(
 
 
 def test_readme_example_commands_are_the_ones_run_above() -> None:
-    """README's block repeats commands of docs/bindings.md (run by the test above) in their
+    """docs/cpp-typescript.md repeats commands of docs/bindings.md (run by the test above) in their
     order, with the same output, and keeps every command that prints nothing (the builds)."""
     tested = [c for script in _example_scripts(DOCS) for c in _commands(script)]
-    (block,) = _example_scripts(REPO / "README.md")
+    (block,) = _example_scripts(REPO / "docs" / "cpp-typescript.md")
     readme = _commands(block)
     remaining = iter(tested)
     assert all(command in remaining for command in readme), "not in docs/bindings.md's order"
@@ -413,7 +413,10 @@ def test_binding_files_say_do_not_edit() -> None:
             continue
         if rel.endswith("package-lock.json"):  # npm's JSON: no comments possible
             continue
-        first = text.splitlines()[0] if not rel.endswith("package.json") else text
+        lines = text.splitlines()
+        if lines[0].startswith("#!"):  # a command's "#!" line must stay first (npx)
+            lines = lines[1:]
+        first = lines[0] if not rel.endswith("package.json") else text
         assert "DO NOT EDIT" in first, rel
 
 
@@ -608,3 +611,10 @@ def test_program_layout_losing_a_field_the_cpp_rules_read_stops_the_build(
     doc["tables"]["Method"]["fields"][0]["name"] = "title"
     with pytest.raises(AssertionError, match="name_not_in_program_layout"):
         _program_check(cxx, root, doc)
+
+
+def test_node_command_runs_through_npx() -> None:
+    """npm links package.json's "bin" as a command: its first line must say to run node."""
+    for root in ("bindings", "generated"):
+        command = REPO / root / "typescript" / "bin" / "ptn-validate.mjs"
+        assert command.read_text(encoding="utf-8").startswith("#!/usr/bin/env node\n")

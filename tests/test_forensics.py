@@ -454,9 +454,9 @@ def test_a_refused_edit_of_a_valid_package_says_why(tmp_path: Path) -> None:
     assert os.listdir(tmp_path) == ["p.ptn"]
 
 
-# -- the README tour -----------------------------------------------------------------------
+# -- the tour (docs/tour.md) -----------------------------------------------------------------
 
-README = (REPO / "README.md").read_text()
+README = (REPO / "docs" / "tour.md").read_text()
 
 
 def test_readme_inspect_and_metadata_repair_are_real(tmp_path: Path) -> None:

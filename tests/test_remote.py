@@ -105,7 +105,7 @@ def test_fast_check_fetches_headers_only(tmp_path: Path, base: str) -> None:
     path, data = _big(tmp_path, "big.ptn")
     members, _ = read_members(data)
     directory = len(data) - min(m.header_offset for m in members if m.name == "metadata.json")
-    stats = ptn.sources.TransferStats()  # as README's "Validate a hub" writes it
+    stats = ptn.sources.TransferStats()  # as docs/ci.md's "Validate a hub" writes it
     report = ptn.validate(f"{base}/ok/big.ptn", fast=True, stats=stats)
     assert report.findings == ptn.validate(path, fast=True).findings == []
     # The tail, the directory and the JSON, the first local headers, the program and the

@@ -102,11 +102,11 @@ METADATA_ROWS: dict[str, tuple[bytes, str, str, str]] = {
     "not in enum": (b'{"get_activation_dtype": 7}', "llm-value-out-of-range",
                     "/get_activation_dtype", "get_activation_dtype = 7 is not one of [5, 6, 15]"),
     "too few": (b'{"get_kv_heads": []}', "llm-value-out-of-range", "/get_kv_heads",
-                "get_kv_heads needs at least 1 entries"),
+                "get_kv_heads needs at least 1 entry"),
     "geometry length": (
         b'{"get_n_caches": 2, "get_kv_heads": [8], "get_head_dims": [64], "get_windows": [0]}',
         "llm-cache-geometry-length", "/get_kv_heads",
-        "get_kv_heads has 1 entries but get_n_caches = 2; give one entry per cache"),
+        "get_kv_heads has 1 entry but get_n_caches = 2; give one entry per cache"),
     "geometry apart": (b'{"get_n_caches": 2}', "llm-cache-geometry-together", "/get_kv_heads",
                        "get_kv_heads, get_head_dims, get_windows missing while get_n_caches "
                        "present; give all of get_kv_heads, get_head_dims, get_windows or none"),

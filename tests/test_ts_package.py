@@ -186,6 +186,7 @@ def corpus(tmp: Path) -> dict[str, bytes]:
     files["zip64-entry-huge-offset"] = patch(z64, entry, "<Q", 2**62 + 1)
     files["empty"] = b""
     files["not-a-zip"] = b"hello, world" * 10
+    files["executorch-pte"] = b"\x1c\x00\x00\x00ET12" + bytes(100_000)
     files["eocd-only"] = b"PK\x05\x06" + bytes(18)
     files["comment"] = _with_zipfile(MEMBERS, comment=b"hello")
     files["deflated"] = _with_zipfile(MEMBERS, compression=zipfile.ZIP_DEFLATED)

@@ -63,13 +63,16 @@ def transaction(path: str, output: str | None, work, summary) -> None:  # type: 
     """Run a write transaction on ``path`` (an edit, a repack) and report it: its notes
     (broken hard links), what it wrote, and temporary files a killed writer left."""
     from ptn.cli.report import safe
+    from ptn.metadata.near import MetadataNameWarning
     from ptn.package.atomic import BrokenHardLinks
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", BrokenHardLinks)
+        warnings.simplefilter("always", MetadataNameWarning)
         result = checked(path, work)
     for warning in caught:
-        click.echo(f"note: {safe(str(warning.message))}", err=True)
+        label = "warning" if warning.category is MetadataNameWarning else "note"
+        click.echo(f"{label}: {safe(str(warning.message))}", err=True)
     click.echo(f"wrote {safe(output or path)} ({summary(result)})", err=True)
     mention_stale_temp_files([path])
 

@@ -11,10 +11,14 @@ import json
 import sys
 import warnings
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import click
 
 from ptn.cli.common import UsageProblem, checked, open_or_exit, transaction
+
+if TYPE_CHECKING:
+    from ptn.core.errors import PtnError
 
 
 @click.group()
@@ -24,12 +28,13 @@ def metadata() -> None:
 
 @metadata.command("get")
 @click.argument("path", type=click.Path(dir_okay=False))
-@click.argument("name", required=False)
+@click.argument("names", nargs=-1, metavar="[NAME]...")
 @click.option("--raw", is_flag=True, help="Print a string value without JSON quotes.")
 # ptn 0.1's flag for what is now the default output; kept so scripts do not break.
 @click.option("--json", "_json", is_flag=True, hidden=True)
-def metadata_get(path: str, name: str | None, raw: bool, _json: bool) -> None:
-    """Print all metadata as a JSON object, or the value of NAME as a JSON literal.
+def metadata_get(path: str, names: Sequence[str], raw: bool, _json: bool) -> None:
+    """Print all metadata as a JSON object, the value of one NAME as a JSON literal, or
+    the values of several NAMEs as a JSON object.
 
     The literal is what `ptn metadata set` accepts: 8192, true, "tiny", [512,0].
     It works whenever metadata.json parses, even in an invalid package (values that
@@ -48,17 +53,36 @@ def metadata_get(path: str, name: str | None, raw: bool, _json: bool) -> None:
             "`ptn inspect` or `ptn validate` lists them",
             err=True,
         )
-    if name is None:
-        click.echo(json.dumps(values, indent=2, sort_keys=True, ensure_ascii=True))
-        return
-    if name not in values:
-        click.echo(f"{safe(path)}: no metadata named {safe(name)!r}", err=True)
+    missing = [name for name in names if name not in values]
+    for name in missing:
+        click.echo(
+            f"{safe(path)}: no metadata named {safe(name)!r}{_did_you_mean(name, values)}", err=True
+        )
+    if missing:
         sys.exit(1)
-    value = values[name]
-    if isinstance(value, str) and raw:
-        click.echo(safe(value))
-    else:
-        click.echo(json.dumps(value, ensure_ascii=True))
+    if len(names) == 1:
+        value = values[names[0]]
+        if isinstance(value, str) and raw:
+            click.echo(safe(value))
+        else:
+            click.echo(json.dumps(value, ensure_ascii=True))
+        return
+    chosen = {name: values[name] for name in names} if names else values
+    click.echo(json.dumps(chosen, indent=2, sort_keys=not names, ensure_ascii=True))
+
+
+def _did_you_mean(name: str, values: dict[str, object]) -> str:
+    """ "; did you mean ...?" with the names of the document close to ``name``, if any."""
+    from difflib import get_close_matches
+
+    from ptn.cli.report import safe
+
+    folded = {n.lower(): n for n in values}
+    close = [folded[name.lower()]] if name.lower() in folded else []
+    close += [n for n in get_close_matches(name, list(values), n=3, cutoff=0.75) if n not in close]
+    if not close:
+        return " (`ptn metadata get` without a name lists them all)"
+    return f"; did you mean {' or '.join(repr(safe(n)) for n in close)}?"
 
 
 @metadata.command("set")
@@ -81,7 +105,11 @@ def metadata_set(path: str, assignments: Sequence[str], from_json, output: str |
 
     The result is validated before anything is written; the rewrite is atomic.
     """
+    import shlex
+
+    from ptn.cli.report import safe
     from ptn.json.strict import MAX_JSON_BYTES, parse_json
+    from ptn_generated.metadata_rules import WELL_KNOWN
 
     updates: dict[str, object] = {}
     if from_json is not None:
@@ -93,6 +121,12 @@ def metadata_set(path: str, assignments: Sequence[str], from_json, output: str |
         updates.update(loaded)
     for item in assignments:
         name, value = _assignment(item)
+        if not isinstance(value, list) and WELL_KNOWN.get(name, ("",))[0].endswith("s"):
+            shown = json.dumps([value], separators=(",", ":"))
+            raise UsageProblem(
+                f"{safe(name)} holds a list, got {safe(json.dumps(value))}\n"
+                f"hint: a list is a JSON list in brackets: {safe(shlex.quote(f'{name}={shown}'))}"
+            )
         updates[name] = value
     if not updates:
         raise UsageProblem("nothing to set: give NAME=VALUE or --from-json FILE")
@@ -101,8 +135,6 @@ def metadata_set(path: str, assignments: Sequence[str], from_json, output: str |
 
 def _assignment(item: str) -> tuple[str, object]:
     """``NAME=VALUE`` with VALUE parsed as a JSON literal; a malformed one is a usage error."""
-    import shlex
-
     from ptn.cli.report import safe
     from ptn.core.errors import PtnError
     from ptn.json.strict import parse_json
@@ -113,13 +145,45 @@ def _assignment(item: str) -> tuple[str, object]:
     try:
         return name, parse_json(literal.encode("utf-8", "surrogateescape"))
     except PtnError as err:
-        # The usual slip is a bare string: show the quoting that works in a shell.
-        quoted = shlex.quote(f"{name}={json.dumps(literal, ensure_ascii=True)}")
+        hint = _hint(name, literal, err)
         raise UsageProblem(
-            f"value of {safe(name)}: {err.rule} {safe(err.message)}\n"
-            f"hint: VALUE is a JSON literal; for a string write {safe(quoted)} "
-            "(numbers, booleans and lists are written as they are: n=8192, flag=true, w='[512,0]')"
+            f"value of {safe(name)}: {err.rule} {safe(err.message)}\nhint: {hint}"
         ) from None
+
+
+def _hint(name: str, literal: str, err: PtnError) -> str:
+    """What to write instead of a VALUE that is not a JSON literal: one that works."""
+    import shlex
+
+    from ptn.cli.report import safe
+    from ptn.core.errors import PtnError
+    from ptn.json.strict import parse_json
+    from ptn_generated.metadata_rules import WELL_KNOWN
+
+    if err.rule == "json-nonfinite-literal":
+        return (
+            "metadata floats must be finite (NaN and infinities are not allowed, "
+            "metadata-nonfinite-float): write a finite number"
+        )
+    if err.rule == "json-number-overflow":
+        return (
+            f"{safe(literal)} is beyond the largest finite float (about 1.8e308): "
+            "write a number in range"
+        )
+    kind = WELL_KNOWN[name][0] if name in WELL_KNOWN else ""
+    if kind.endswith("s") or "," in literal:
+        try:
+            items = parse_json(f"[{literal}]".encode("utf-8", "surrogateescape"))
+        except PtnError:
+            items = None
+        if items is not None or kind.endswith("s"):
+            shown = json.dumps(items, separators=(",", ":")) if items is not None else "[...]"
+            return f"a list is a JSON list in brackets: {safe(shlex.quote(f'{name}={shown}'))}"
+    quoted = shlex.quote(f"{name}={json.dumps(literal, ensure_ascii=True)}")
+    return (
+        f"VALUE is a JSON literal; for a string write {safe(quoted)} "
+        "(numbers, booleans and lists are written as they are: n=8192, flag=true, w='[512,0]')"
+    )
 
 
 @metadata.command("unset")

@@ -272,7 +272,7 @@ def render(info: dict[str, Any], show_all: bool = False) -> None:
             lambda t: (
                 Text(safe(t["key"])),
                 t["dtype"],
-                str(tuple(t["shape"])),
+                "[" + ", ".join(map(str, t["shape"])) + "]",  # as diff and the findings print it
                 _size(t["bytes"]),
                 Text(safe(t["alias_of"] or "")),
             ),

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ptn.core.errors import PtnError, pointer
 from ptn.core.limits import INT64_MAX, INT64_MIN
 from ptn.json.strict import LONE_SURROGATE, dumps_json, parse_json_fast
+from ptn.metadata.near import warn_near
 from ptn.metadata.rules import check_cross_field
 from ptn_generated import metadata_rules as tables
 
@@ -115,7 +116,7 @@ def _int_text(value: int) -> str:
     return f"an integer of {value.bit_length()} bits"
 
 
-def _value(value: Any, name: str) -> Stored:
+def check_value(value: Any, name: str) -> Stored:
     """Check one value; int/float mixes come back as float lists."""
     value = _to_python(value)
     if not isinstance(value, (list, tuple)):
@@ -137,7 +138,7 @@ def _value(value: Any, name: str) -> Stored:
     )
 
 
-def _check_name(name: Any) -> None:
+def check_name(name: Any) -> None:
     if not isinstance(name, str) or len(name) > _NAME_MAX or not _NAME.match(name):
         raise PtnError(
             "metadata-invalid-name",
@@ -154,7 +155,7 @@ def _kind_of(value: Stored) -> str:
     return _SCALAR_KINDS[type(value)]
 
 
-def _check_well_known(name: str, spec: tuple[Any, ...], value: Stored) -> None:
+def check_well_known(name: str, spec: tuple[Any, ...], value: Stored) -> None:
     expected, minimum, maximum, enum, min_items, _ = spec
     kind = _kind_of(value)
     if kind != expected and not (kind == "list" and expected.endswith("s")):
@@ -165,7 +166,8 @@ def _check_well_known(name: str, spec: tuple[Any, ...], value: Stored) -> None:
         )
     items = value if isinstance(value, list) else (value,)
     if min_items is not None and len(items) < min_items:
-        raise _error("llm-value-out-of-range", f"{name} needs at least {min_items} entries", name)
+        entries = "entry" if min_items == 1 else "entries"
+        raise _error("llm-value-out-of-range", f"{name} needs at least {min_items} {entries}", name)
     for i, item in enumerate(items):
         where = (name, i) if isinstance(value, list) else (name,)
         if enum is not None and item not in enum:
@@ -308,11 +310,11 @@ def check_values(mapping: Any, prechecked: bool = False) -> dict[str, Stored]:
     if values is None:  # the slow path: one value at a time, naming the first that fails
         values = {}
         for name, raw in mapping.items():
-            _check_name(name)
-            values[name] = _value(raw, name)
+            check_name(name)
+            values[name] = check_value(raw, name)
     for name, spec in tables.WELL_KNOWN.items():
         if name in values:
-            _check_well_known(name, spec, values[name])
+            check_well_known(name, spec, values[name])
     return values
 
 
@@ -357,6 +359,7 @@ class Metadata(Mapping[str, Value]):
         if values is None:
             values = {} if mapping is None else mapping
         self._values = _validate(values)
+        warn_near(self._values)
 
     @classmethod
     def parse(cls, data: bytes | bytearray | memoryview) -> Metadata:

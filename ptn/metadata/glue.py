@@ -42,6 +42,7 @@ from pydantic_core import PydanticCustomError
 from ptn.core.errors import PtnError
 from ptn.core.limits import INT64_MAX, INT64_MIN
 from ptn.metadata.document import check_values
+from ptn.metadata.near import warn_near
 from ptn.metadata.rules import Rule, check_cross_field
 from ptn_generated.metadata_rules import WELL_KNOWN
 
@@ -59,6 +60,17 @@ def _rule_error(error: PtnError) -> PydanticCustomError:
     """A PtnError as a pydantic error: type = the rule id, message = ptn's message."""
     return PydanticCustomError(
         error.rule, "{message}", {"message": error.message, "pointer": error.pointer}
+    )
+
+
+def _named(cls: type, error: PtnError, data: Any) -> ValidationError:
+    """The rule's error at the place ptn names (``loc`` = the name, then the list index),
+    so pydantic's report says which field is wrong."""
+    tokens = (error.pointer or "").split("/")[1:]
+    loc: list[str | int] = [t.replace("~1", "/").replace("~0", "~") for t in tokens[:1]]
+    loc += [int(t) for t in tokens[1:2] if t.isdigit()]
+    return ValidationError.from_exception_data(
+        cls.__name__, [{"type": _rule_error(error), "loc": tuple(loc), "input": data}]
     )
 
 
@@ -118,14 +130,17 @@ class StrictModel(BaseModel):
         look for exactly that.
         """
         try:
-            return handler(data)
+            model = handler(data)
         except ValidationError as rejected:
             try:
                 check_values(data)
             except PtnError as error:
                 if _same_place(rejected, error):
-                    raise _rule_error(error) from None
+                    raise _named(cls, error, data) from None
             raise
+        if isinstance(data, dict):
+            warn_near(data, stacklevel=4)  # the frame that called PtnMetadata(...)
+        return model
 
     @model_serializer(mode="wrap")
     def _leave_absent_names_out(self, handler: SerializerFunctionWrapHandler) -> Any:

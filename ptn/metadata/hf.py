@@ -434,11 +434,12 @@ def from_hf_config(
     Warns ``HfConfigWarning`` naming each well-known name it could not derive, and an
     unknown ``model_type``. docs/hf-config.md has the table.
 
-    >>> from_hf_config({"model_type": "mistral", "num_hidden_layers": 2,
-    ...     "num_attention_heads": 4, "hidden_size": 64, "sliding_window": 16,
-    ...     "vocab_size": 100, "bos_token_id": 1, "eos_token_id": 2,
-    ...     "max_position_embeddings": 256})["get_windows"]
-    [16, 16]
+    Examples:
+        >>> from_hf_config({"model_type": "mistral", "num_hidden_layers": 2,
+        ...     "num_attention_heads": 4, "hidden_size": 64, "sliding_window": 16,
+        ...     "vocab_size": 100, "bos_token_id": 1, "eos_token_id": 2,
+        ...     "max_position_embeddings": 256})["get_windows"]
+        [16, 16]
     """
     if max_context_len is not None and (type(max_context_len) is not int or max_context_len < 1):
         raise ValueError(f"max_context_len must be a positive int, not {max_context_len!r}")

@@ -47,7 +47,8 @@ def _equal_length(rule: Rule, values: Mapping[str, Any]) -> Iterator[PtnError]:
         if length != expected:
             yield PtnError(
                 rule["id"],
-                f"{name} has {length} entries but {source}; give one entry per cache",
+                f"{name} has {length} {'entry' if length == 1 else 'entries'} but {source}; "
+                "give one entry per cache",
                 pointer=pointer(name),
             )
             return

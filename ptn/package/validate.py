@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from ptn.core.errors import Finding, PtnError, within_budget
 from ptn.core.names import ALIASES, METADATA, PTG, SAFETENSORS
 from ptn.metadata.document import Metadata
+from ptn.metadata.faults import parse_all
 from ptn.package.members import membership_findings
 from ptn.program.calls import operator_findings
 from ptn.program.constants import Stored, constant_findings
@@ -155,11 +156,10 @@ def _stages(
         if operators:
             yield from operator_findings(program)  # imports torch, if there are call nodes
     if METADATA in readable:
-        try:
-            metadata = Metadata.parse(_member_view(buf, readable[METADATA]))
-        except PtnError as err:
-            unreadable[METADATA] = err.with_member(METADATA).to_finding()
-            yield unreadable[METADATA]
+        metadata, first, metadata_found = parse_all(_member_view(buf, readable[METADATA]))
+        if first is not None:
+            unreadable[METADATA] = first
+        yield from metadata_found
     if deep:
         yield from _crc_findings(buf, members)
         if tensors:

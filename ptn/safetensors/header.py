@@ -33,6 +33,12 @@ DATA_ALIGNMENT = 64
 
 _ENTRY_FIELDS = frozenset(("dtype", "shape", "data_offsets"))
 
+# The reader named in spec.md 1.1 that refuses it, and where metadata belongs instead.
+_METADATA_PRESENT = (
+    "non-empty __metadata__: the proposed C++ loader (ExecuTorch PR 24943) accepts only {}; "
+    "put package metadata in metadata.json"
+)
+
 
 # name -> element size: all that validation needs (no ml_dtypes import, which costs
 # ~0.6 s of start-up; the numpy dtypes below are built on first use).
@@ -366,9 +372,7 @@ def _checked_entries(
                     _err("st-reserved-key", here, "__metadata__ must be an object of str -> str")
                 )
             elif entry:
-                findings.append(
-                    _warn("st-metadata-present", here, "non-empty __metadata__ (reference: {})")
-                )
+                findings.append(_warn("st-metadata-present", here, _METADATA_PRESENT))
             continue
         offs = _offsets(entry.get("data_offsets")) if type(entry) is dict else None
         if offs is None:

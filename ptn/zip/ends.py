@@ -31,6 +31,13 @@ from ptn.zip.structs import (
 
 _EOCD_SEARCH = 22 + 0xFFFF  # end record plus the longest possible comment
 
+# An ExecuTorch .pte is a FlatBuffer with identifier ET12: the usual wrong file to hand in.
+PTE_MESSAGE = (
+    "this is an ExecuTorch program (a .pte file: identifier ET12 at bytes 4..8), not a .ptn "
+    "package, which is a zip archive holding program.ptg; write a .ptn from the export "
+    "with ptn.executorch.save(programs, 'model.ptn')"
+)
+
 
 class EndRecords(NamedTuple):
     """Where the central directory is, in buffer positions (an immutable record)."""
@@ -155,6 +162,8 @@ def find_eocd(mv: memoryview) -> int:
             f"the {n}-byte file starts like a zip archive but has no end-of-central-"
             "directory record: it was cut short; copy or download it again",
         )
+    if bytes(mv[4:8]) == b"ET12":
+        raise PtnError("zip-not-a-zip", PTE_MESSAGE)
     raise PtnError(
         "zip-not-a-zip",
         f"no end-of-central-directory record in the last {min(n, _EOCD_SEARCH)} bytes: "

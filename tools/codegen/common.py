@@ -32,11 +32,14 @@ def runtime_copies(root: Path, language: str, names: tuple[str, ...]) -> dict[st
     the file verbatim. Path relative to generated/ -> text.
     """
     source = root / "bindings" / language
-    return {
-        f"{language}/{rel}": header(comment_syntax(rel), f"bindings/{language}/{rel}")
-        + (source / rel).read_text(encoding="utf-8")
-        for rel in names
-    }
+    copies = {}
+    for rel in names:
+        text = (source / rel).read_text(encoding="utf-8")
+        # A "#!" line stays first, or the file no longer runs as a command (npx).
+        shebang, text = text.partition("\n")[::2] if text.startswith("#!") else ("", text)
+        made = header(comment_syntax(rel), f"bindings/{language}/{rel}")
+        copies[f"{language}/{rel}"] = (f"{shebang}\n" if shebang else "") + made + text
+    return copies
 
 
 def comment_syntax(rel: str) -> str:

@@ -51,6 +51,7 @@ CPP_RUNTIME = (
     "include/ptn/strict_json.hpp",
     "include/ptn/string_table.hpp",
     "include/ptn/metadata_values.hpp",
+    "include/ptn/metadata_near.hpp",
     "include/ptn/metadata_core.hpp",
     "include/ptn/crc32.hpp",
     "include/ptn/zip_ends.hpp",
@@ -297,6 +298,14 @@ class Metadata : public MetadataBase {{
     if (auto error = metadata.load(doc, schema::metadata_tables())) return std::move(*error);
     return metadata;
   }}
+
+  /// Every fault of a document parse() refused with `first`, errors then warnings.
+  static std::vector<Finding> all_faults(std::string_view data, const Error& first) {{
+    return faults(data, schema::metadata_tables(), first);
+  }}
+
+  /// The metadata-near-well-known warnings of these names (spec 9.3).
+  std::vector<Finding> warnings() const {{ return near_warnings(schema::metadata_tables()); }}
 
 {chr(10).join(methods)}}};
 

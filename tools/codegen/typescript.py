@@ -50,6 +50,7 @@ from tools.codegen.schema_info import SchemaInfo, WellKnown
 TS_RUNTIME = (
     "src/strict_json.ts",
     "src/metadata_core.ts",
+    "src/metadata_faults.ts",
     "src/globals.d.ts",
     "src/byte_source.ts",
     "src/zip_reader.ts",
@@ -262,6 +263,7 @@ def emit_rules_module(spec_text: str) -> str:
 PACKAGE_MODULE = """// validatePackage and inspectPackage, bound to the schema and spec.md tables.
 
 import { Metadata, METADATA_TABLES } from "./metadata.js";
+import { metadataFaults, nearWarnings } from "./metadata_faults.js";
 import { packageFunctions } from "./package_core.js";
 import { PROGRAM_LAYOUT } from "./program_layout.js";
 import { RULE_SEVERITY } from "./rules.js";
@@ -275,6 +277,8 @@ import { RULE_SEVERITY } from "./rules.js";
 export const { validatePackage, inspectPackage } = packageFunctions({
   severity: RULE_SEVERITY,
   parseMetadata: (bytes) => Metadata.parse(bytes),
+  metadataFaults: (bytes, first) => metadataFaults(bytes, METADATA_TABLES, first),
+  nearWarnings: (names) => nearWarnings(names, METADATA_TABLES),
   wellKnown: METADATA_TABLES.wellKnown,
   programLayout: PROGRAM_LAYOUT,
 });

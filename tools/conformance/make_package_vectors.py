@@ -474,6 +474,13 @@ VECTORS_LIST: tuple[Vector, ...] = (
     Vector("by-zipfile", by_zipfile, "zipfile's layout: unaligned data draws warnings only"),
     Vector("empty-aliases", lambda: _aliases(b"{}"), "an empty aliases.json: a warning"),
     Vector(
+        "metadata-near-well-known",
+        lambda: hostile.metadata_package(
+            b'{"get_vocab_size":32,"get_max_contxt_len":256,"Get_Bos_Id":1,"get_eos_id":2}'
+        ),
+        "names a runtime would ignore (a typo, another case, a singular): warnings",
+    ),
+    Vector(
         "st-metadata-present",
         lambda: _with_tensor(
             {"__metadata__": {"format": "pt"}, **_f32({"w": (0, 4)})}, bytes(4), bind=True
@@ -984,6 +991,16 @@ VECTORS_LIST: tuple[Vector, ...] = (
         lambda: hostile.metadata_package(b'{"get_vocab_size":32,"get_bos_id":32}'),
         "a well-known cross-field rule inside a package",
         "llm-token-id-out-of-range",
+    ),
+    Vector(
+        "metadata-every-fault",
+        lambda: hostile.metadata_package(
+            b'{"get_max_context_len":"256","x":99999999999999999999999,"bad name":1,'
+            b'"get_vocab_siz":3}'
+        ),
+        "every fault of metadata.json at once, then the near-miss name's warning",
+        "metadata-int-out-of-range",
+        also=("metadata-invalid-name", "llm-wrong-type"),
     ),
     Vector(
         "file-budget",

@@ -11,7 +11,7 @@ import {
   type ByteSource,
 } from "../../generated/typescript/src/index.js";
 import { el, visible } from "./dom.js";
-import { findingsView, inspectionView } from "./view.js";
+import { findingsView, inspectionView, notChecked } from "./view.js";
 
 function byId<T extends HTMLElement>(id: string): T {
   return document.getElementById(id) as T;
@@ -53,8 +53,10 @@ async function open(source: ByteSource): Promise<void> {
       findingsView(report, false),
       ...inspectionView(info),
     );
-    say(`fast check of ${visible(source.name)} done`, "done");
-    deepButton.disabled = false;
+    const unread = notChecked(report);
+    if (unread) say(`${visible(source.name)} could not be read: not checked`, "failed");
+    else say(`fast check of ${visible(source.name)} done`, "done");
+    deepButton.disabled = unread; // nothing more can be read from it
   } catch (err) {
     if (mine === generation) say(`cannot read ${visible(source.name)}: ${failure(err)}`, "failed");
   }

@@ -124,14 +124,25 @@ function counts(findings: Finding[]): string {
   return `${errors} error${errors === 1 ? "" : "s"}, ${warnings} warning${warnings === 1 ? "" : "s"}`;
 }
 
+/** True when the report says the file could not be read (ptn-io-error): nothing was checked. */
+export function notChecked(report: FileReport): boolean {
+  return report.findings.some((f) => f.rule === "ptn-io-error" && f.severity === "error");
+}
+
 /** The verdict line and one row per finding, in the validator's order. */
 export function findingsView(report: FileReport, deep: boolean): HTMLElement {
   const mode = deep ? "deep check (every byte, CRC-32 of every member)" : "fast check (headers only)";
+  // As `ptn validate` (exit 2): a file that could not be read was not checked, not invalid.
+  const unread = notChecked(report);
   const verdict = el(
     "p",
-    { id: "verdict", class: report.valid ? "valid" : "invalid" },
-    el("strong", {}, report.valid ? "valid" : "invalid"),
-    ` — ${counts(report.findings)}; ${mode}`,
+    { id: "verdict", class: unread ? "unchecked" : report.valid ? "valid" : "invalid" },
+    el("strong", {}, unread ? "not checked" : report.valid ? "valid" : "invalid"),
+    unread
+      ? " — the file could not be read. A URL is read with HTTP range requests from this page: " +
+          "its server must allow them from this page's origin (CORS: Access-Control-Allow-Origin), " +
+          "or download the file and drop it here."
+      : ` — ${counts(report.findings)}; ${mode}`,
   );
   const section = el("section", { id: "findings" }, el("h2", {}, "findings"), verdict);
   if (report.findings.length > 0) {
@@ -199,7 +210,7 @@ export function inspectionView(info: Inspection): HTMLElement[] {
           info.tensors.map((t) => [
             visible(t.key),
             t.dtype,
-            `(${t.shape.join(", ")}${t.shape.length === 1 ? "," : ""})`,
+            `[${t.shape.join(", ")}]`,
             size(t.bytes),
             t.alias_of === null ? "" : visible(t.alias_of),
           ]),

@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 // ptn-validate: check .ptn packages with the TypeScript binding, as `ptn validate` does.
 //
 //   node bin/ptn-validate.mjs [--fast] [--json] PATH...

@@ -12,6 +12,7 @@ import type {
   MemberRow,
   MetadataRow,
   PackageTables,
+  Severity,
   TensorRow,
   UnreadablePart,
   ValidateOptions,
@@ -48,8 +49,8 @@ const ITEMSIZE: ReadonlyMap<string, number> = new Map([
 const CHUNK = 8 << 20;
 const METHOD_DEFLATE = 8;
 
-function fromError(err: PtnError, member?: string): RawFinding {
-  return raw(err.rule, "error", err.member ?? member ?? null, err.pointer, err.detail);
+function fromError(err: PtnError, member?: string, severity: Severity = "error"): RawFinding {
+  return raw(err.rule, severity, err.member ?? member ?? null, err.pointer, err.detail);
 }
 
 function membershipFindings(names: string[]): RawFinding[] {
@@ -150,7 +151,7 @@ async function readHeader(
       if (!(entry instanceof Map) || ![...entry.values()].every((v) => typeof v === "string")) {
         findings.append(err("st-reserved-key", here, "__metadata__ must be an object of str -> str"));
       } else if (entry.size) {
-        findings.append(warn("st-metadata-present", here, "non-empty __metadata__ (reference: {})"));
+        findings.append(warn("st-metadata-present", here, "non-empty __metadata__: the proposed C++ loader (ExecuTorch PR 24943) accepts only {}; put package metadata in metadata.json"));
       }
       continue;
     }
@@ -620,11 +621,17 @@ async function* stages(
       bytes = await jsonBytes(r, meta);
       const md = tables.parseMetadata(bytes);
       inspection.metadata = metadataRows(md.names(), tables, (name) => [md.kind(name), md.value(name)]);
+      for (const near of tables.nearWarnings(md.names())) yield fromError(near, METADATA, "warning");
     } catch (err) {
       const error = contentError(err);
       const finding = fromError(error, METADATA);
       unreadable.set(METADATA, finding);
       yield finding;
+      if (bytes !== undefined && /^(metadata|llm)-/.test(error.rule)) {
+        for (const fault of tables.metadataFaults(bytes, error).slice(1)) {
+          yield fromError(fault, METADATA, tables.severity[fault.rule] ?? "error");
+        }
+      }
       // Values that break a rule are shown as parsed (ptn inspect: raw_metadata).
       if (inspecting && bytes !== undefined && /^(metadata|llm)-/.test(error.rule)) {
         inspection.metadata = rawMetadataRows(bytes, tables);

@@ -106,6 +106,7 @@ class Rule(StrEnum):
     METADATA_MIXED_LIST = 'metadata-mixed-list'
     LLM_WRONG_TYPE = 'llm-wrong-type'
     LLM_VALUE_OUT_OF_RANGE = 'llm-value-out-of-range'
+    METADATA_NEAR_WELL_KNOWN = 'metadata-near-well-known'
     LLM_CACHE_GEOMETRY_TOGETHER = 'llm-cache-geometry-together'
     LLM_CACHE_GEOMETRY_LENGTH = 'llm-cache-geometry-length'
     LLM_TOKEN_ID_OUT_OF_RANGE = 'llm-token-id-out-of-range'
@@ -213,6 +214,7 @@ SEVERITY: dict[str, str] = {
     'metadata-mixed-list': 'error',
     'llm-wrong-type': 'error',
     'llm-value-out-of-range': 'error',
+    'metadata-near-well-known': 'warning',
     'llm-cache-geometry-together': 'error',
     'llm-cache-geometry-length': 'error',
     'llm-token-id-out-of-range': 'error',

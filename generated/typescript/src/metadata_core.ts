@@ -63,7 +63,7 @@ export interface SchemaTables {
  * object per name, and lists of numbers packed, so millions of values cost little more
  * than the document.
  */
-type Entry = Scalar | boolean[] | bigint[] | number[] | string[] | NumberList;
+export type Entry = Scalar | boolean[] | bigint[] | number[] | string[] | NumberList;
 
 const KIND_WORDS: Record<Kind, string> = {
   bool: "a bool",
@@ -210,7 +210,7 @@ function scalar(value: PackedValue, name: string, index: number | null): Scalar 
  * Check one value; int/float mixes become float lists. `value` is the parser's own: a
  * homogeneous list is kept as it is, not copied.
  */
-function entryOf(value: PackedValue, name: string): Entry {
+export function entryOf(value: PackedValue, name: string): Entry {
   if (value instanceof NumberList) return value; // integers of 15 digits, finite floats
   if (!Array.isArray(value)) return scalar(value, name, null);
   if (value.length === 0) return [];
@@ -245,7 +245,7 @@ function nameRegex(tables: SchemaTables): RegExp {
   return regex;
 }
 
-function checkName(name: string, tables: SchemaTables): void {
+export function checkName(name: string, tables: SchemaTables): void {
   const regex = nameRegex(tables);
   regex.lastIndex = 0;
   if ([...name].length > tables.nameMaxChars || !regex.test(name)) {
@@ -258,7 +258,7 @@ function checkName(name: string, tables: SchemaTables): void {
   }
 }
 
-function checkWellKnown(spec: WellKnownSpec, entry: Entry): void {
+export function checkWellKnown(spec: WellKnownSpec, entry: Entry): void {
   const { name } = spec;
   const kind = kindOf(entry);
   if (kind !== spec.kind && !(kind === "list" && isList(spec.kind))) {
@@ -272,7 +272,7 @@ function checkWellKnown(spec: WellKnownSpec, entry: Entry): void {
   if (spec.minItems !== null && items.length < spec.minItems) {
     throw metadataError(
       "llm-value-out-of-range",
-      `${name} needs at least ${spec.minItems} entries`,
+      `${name} needs at least ${spec.minItems} ${spec.minItems === 1 ? "entry" : "entries"}`,
       pointer(name),
     );
   }
@@ -302,7 +302,7 @@ function checkWellKnown(spec: WellKnownSpec, entry: Entry): void {
 // The closed vocabulary of x-ptn-rules kinds (spec 9.4): one checker per kind.
 type Checker = (rule: RuleSpec, values: ReadonlyMap<string, Entry>) => PtnError | null;
 
-const KIND_CHECKERS: Record<RuleSpec["kind"], Checker> = {
+export const KIND_CHECKERS: Record<RuleSpec["kind"], Checker> = {
   /** All of `names` or none; `required-by`, when present, requires all of them. */
   together(rule, values) {
     const present = rule.names.filter((n) => values.has(n));
@@ -338,7 +338,7 @@ const KIND_CHECKERS: Record<RuleSpec["kind"], Checker> = {
       if (!equal(length, expected)) {
         return metadataError(
           rule.id,
-          `${name} has ${length} entries but ${source}; give one entry per cache`,
+          `${name} has ${length} ${length === 1 ? "entry" : "entries"} but ${source}; give one entry per cache`,
           pointer(name),
         );
       }

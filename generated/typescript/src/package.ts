@@ -2,6 +2,7 @@
 // validatePackage and inspectPackage, bound to the schema and spec.md tables.
 
 import { Metadata, METADATA_TABLES } from "./metadata.js";
+import { metadataFaults, nearWarnings } from "./metadata_faults.js";
 import { packageFunctions } from "./package_core.js";
 import { PROGRAM_LAYOUT } from "./program_layout.js";
 import { RULE_SEVERITY } from "./rules.js";
@@ -15,6 +16,8 @@ import { RULE_SEVERITY } from "./rules.js";
 export const { validatePackage, inspectPackage } = packageFunctions({
   severity: RULE_SEVERITY,
   parseMetadata: (bytes) => Metadata.parse(bytes),
+  metadataFaults: (bytes, first) => metadataFaults(bytes, METADATA_TABLES, first),
+  nearWarnings: (names) => nearWarnings(names, METADATA_TABLES),
   wellKnown: METADATA_TABLES.wellKnown,
   programLayout: PROGRAM_LAYOUT,
 });

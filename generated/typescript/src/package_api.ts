@@ -5,6 +5,7 @@
 
 import type { ProgramLayout } from "./program.js";
 import type { MethodRow } from "./program_methods.js";
+import type { PtnError } from "./strict_json.js";
 
 /** "error" invalidates a package, "warning" does not. */
 export type Severity = "error" | "warning";
@@ -133,6 +134,10 @@ export interface PackageTables {
     kind(name: string): string;
     value(name: string): unknown;
   };
+  /** Every fault of a metadata.json that parseMetadata refused (`first`), errors then warnings. */
+  metadataFaults(bytes: Uint8Array, first: PtnError): PtnError[];
+  /** The metadata-near-well-known warnings of these names. */
+  nearWarnings(names: string[]): PtnError[];
   /** Well-known metadata names in schema order, with their descriptions. */
   readonly wellKnown: readonly { readonly name: string; readonly description: string }[];
 }

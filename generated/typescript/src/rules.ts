@@ -104,6 +104,7 @@ export const RULE_SEVERITY: Readonly<Record<string, Severity>> = {
   "metadata-mixed-list": "error",
   "llm-wrong-type": "error",
   "llm-value-out-of-range": "error",
+  "metadata-near-well-known": "warning",
   "llm-cache-geometry-together": "error",
   "llm-cache-geometry-length": "error",
   "llm-token-id-out-of-range": "error",

@@ -331,6 +331,15 @@ async function findEocd(r: Reader): Promise<number> {
         "cut short; copy or download it again",
     );
   }
+  if (n >= 8 && String.fromCharCode(...(await r.bytes(4, 4))) === "ET12") {
+    // An ExecuTorch .pte (a FlatBuffer, identifier ET12): the usual wrong file to hand in.
+    throw new PtnError(
+      "zip-not-a-zip",
+      "this is an ExecuTorch program (a .pte file: identifier ET12 " +
+        "at bytes 4..8), not a .ptn package, which is a zip archive holding pro" +
+        "gram.ptg; write a .ptn from the export with ptn.executorch.save(programs, 'model.ptn')",
+    );
+  }
   throw new PtnError(
     "zip-not-a-zip",
     `no end-of-central-directory record in the last ${Math.min(n, EOCD_SEARCH)} bytes: this file is not ` +

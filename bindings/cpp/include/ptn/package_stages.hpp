@@ -210,9 +210,14 @@ class Stages {
     if (const zip::Member* meta = parsed_.readable(kMetadataMember)) {
       auto metadata = MetadataT::parse(view(*meta).chars());
       if (metadata) {
+        emit_all(metadata->warnings());
         parsed_.metadata.emplace(std::move(*metadata));
       } else {
-        unreadable(kMetadataMember, std::move(metadata).error());
+        const Error first = std::move(metadata).error();
+        std::vector<Finding> faults = MetadataT::all_faults(view(*meta).chars(), first);
+        unreadable(kMetadataMember, first);
+        faults.erase(faults.begin());
+        emit_all(faults);
       }
     }
     if (options_.deep) {

@@ -181,7 +181,11 @@ inline void check_entries(const json::Document& doc, std::uint64_t data_start,
             [] { return std::string("__metadata__ must be an object of str -> str"); });
       } else if (doc.node(entry).count) {
         add("st-metadata-present", Severity::Warning, here,
-            [] { return std::string("non-empty __metadata__ (reference: {})"); });
+            [] {
+              return std::string(
+                  "non-empty __metadata__: the proposed C++ loader (ExecuTorch PR 24943) accepts "
+                  "only {}; put package metadata in metadata.json");
+            });
       }
       return;
     }

@@ -106,6 +106,13 @@ inline Result<std::uint64_t> find_eocd(ByteSpan b) {
                          "-byte file starts like a zip archive but has no end-of-central-"
                          "directory record: it was cut short; copy or download it again");
   }
+  if (n >= 8 && std::string_view(reinterpret_cast<const char*>(b.data) + 4, 4) == "ET12") {
+    // An ExecuTorch .pte (a FlatBuffer, identifier ET12): the usual wrong file to hand in.
+    return zip_error("zip-not-a-zip",
+                     "this is an ExecuTorch program (a .pte file: identifier ET12 "
+                     "at bytes 4..8), not a .ptn package, which is a zip archive holding pro"
+                     "gram.ptg; write a .ptn from the export with ptn.executorch.save(programs, 'model.ptn')");
+  }
   return zip_error("zip-not-a-zip",
                    "no end-of-central-directory record in the last " +
                        std::to_string(n < kEocdSearch ? n : kEocdSearch) +

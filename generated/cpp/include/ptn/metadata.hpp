@@ -131,6 +131,14 @@ class Metadata : public MetadataBase {
     return metadata;
   }
 
+  /// Every fault of a document parse() refused with `first`, errors then warnings.
+  static std::vector<Finding> all_faults(std::string_view data, const Error& first) {
+    return faults(data, schema::metadata_tables(), first);
+  }
+
+  /// The metadata-near-well-known warnings of these names (spec 9.3).
+  std::vector<Finding> warnings() const { return near_warnings(schema::metadata_tables()); }
+
   /// `get_max_context_len` (integer; >= 1): KV-cache capacity in tokens.
   /// std::nullopt when absent.
   std::optional<std::int64_t> max_context_len() const {

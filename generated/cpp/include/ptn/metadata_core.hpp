@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "ptn/error.hpp"
+#include "ptn/metadata_near.hpp"
 #include "ptn/metadata_values.hpp"
 #include "ptn/strict_json.hpp"
 
@@ -161,17 +162,57 @@ class MetadataBase {
     return out + "}";
   }
 
+  /// Every fault of a document that `load` refused with `first`, errors then the
+  /// metadata-near-well-known warnings (spec 9; ptn.metadata.faults): per name in document
+  /// order its first fault, each well-known value out of kind or range, then, only when none
+  /// of those, each cross-field rule broken. A syntax error or a non-object is one fault.
+  static std::vector<Finding> faults(std::string_view data, const detail::SchemaTables& tables,
+                                     const Error& first) {
+    std::vector<Finding> out;
+    const std::string& rule = first.finding().rule;
+    auto doc = json::parse(data, std::string(kMetadataMember));
+    if (rule.rfind("json-", 0) == 0 || rule == "metadata-not-object" || !doc) {
+      out.push_back(first.finding());
+      return out;
+    }
+    MetadataBase m;
+    std::vector<Error> errors;
+    std::vector<std::string> good;
+    detail::Builder(*doc, tables).build(m.entries_, &errors, &good);
+    m.build_index();
+    for (const auto& spec : tables.well_known) {
+      if (auto error = m.check_well_known(spec)) errors.push_back(std::move(*error));
+    }
+    if (errors.empty()) {
+      for (const auto& cross : tables.rules) {
+        if (auto error = m.check_rule(cross)) errors.push_back(std::move(*error));
+      }
+    }
+    for (const Error& error : errors) out.push_back(error.finding());
+    for (Finding& warning : detail::near_warnings(good, tables)) out.push_back(std::move(warning));
+    return out;
+  }
+
+  /// The metadata-near-well-known warnings of this (valid) document's names.
+  std::vector<Finding> near_warnings(const detail::SchemaTables& tables) const {
+    return detail::near_warnings(names(), tables);
+  }
+
  protected:
   MetadataBase() = default;
 
-  /// Check every rule of spec chapter 9 over a parsed document, against `tables`.
-  std::optional<Error> load(const json::Document& doc, const detail::SchemaTables& tables) {
-    if (auto error = detail::Builder(doc, tables).build(entries_)) return error;
+  void build_index() {
     index_.resize(entries_.size());
     for (std::size_t i = 0; i < entries_.size(); ++i) index_[i] = i;
     std::sort(index_.begin(), index_.end(), [this](std::size_t a, std::size_t b) {
       return entries_[a].first < entries_[b].first;
     });
+  }
+
+  /// Check every rule of spec chapter 9 over a parsed document, against `tables`.
+  std::optional<Error> load(const json::Document& doc, const detail::SchemaTables& tables) {
+    if (auto error = detail::Builder(doc, tables).build(entries_)) return error;
+    build_index();
     for (const auto& spec : tables.well_known) {
       if (auto error = check_well_known(spec)) return error;
     }
@@ -280,7 +321,8 @@ class MetadataBase {
     if (spec.min_items && n < *spec.min_items) {
       return detail::metadata_error(
           "llm-value-out-of-range",
-          spec.name + " needs at least " + std::to_string(*spec.min_items) + " entries",
+          spec.name + " needs at least " + std::to_string(*spec.min_items) +
+              (*spec.min_items == 1 ? " entry" : " entries"),
           detail::pointer_to(spec.name));
     }
     for (std::size_t i = 0; i < n; ++i) {
@@ -367,7 +409,8 @@ class MetadataBase {
     for (const auto& [name, length] : lengths) {
       if (static_cast<long double>(length) != expected) {
         return detail::metadata_error(rule.id.c_str(),
-                                      name + " has " + std::to_string(length) + " entries but " +
+                                      name + " has " + std::to_string(length) +
+                                          (length == 1 ? " entry but " : " entries but ") +
                                           source + "; give one entry per cache",
                                       detail::pointer_to(name));
       }

@@ -294,12 +294,15 @@ inline void append_json_string(std::string& out, std::string_view s) {
 using Entries = std::vector<std::pair<std::string, Value>>;
 
 /// Checks and builds the values of a parsed metadata.json (spec 9.1, 9.2): per name in
-/// document order, the name grammar, then the value; the first failure wins.
+/// document order, the name grammar, then the value; the first failure wins, unless `all`
+/// is given: then every name's failure goes there, the names of the grammar into `good`,
+/// and the values that pass into `out` (a validator's "every fault at once").
 class Builder {
  public:
   Builder(const json::Document& doc, const SchemaTables& tables) : doc_(doc), tables_(tables) {}
 
-  std::optional<Error> build(Entries& out) {
+  std::optional<Error> build(Entries& out, std::vector<Error>* all = nullptr,
+                             std::vector<std::string>* good = nullptr) {
     if (doc_.type(0) != json::Type::Object) {
       return metadata_error(
           "metadata-not-object",
@@ -307,20 +310,25 @@ class Builder {
     }
     out.reserve(doc_.node(0).count);
     std::optional<Error> error;
+    auto fail = [&](Error e) {
+      if (all != nullptr) all->push_back(e);
+      if (!error) error = std::move(e);
+    };
     doc_.for_each_member(0, [&](std::size_t name_at, std::size_t value_at) {
-      if (error) return;
+      if (error && all == nullptr) return;
       const std::string_view name = doc_.text(name_at);
       if (!tables_.valid_name(name)) {
-        error = metadata_error("metadata-invalid-name",
-                               "name '" + std::string(name) + "' must be 1.." +
-                                   std::to_string(tables_.name_max_chars) +
-                                   " characters matching " + tables_.name_pattern,
-                               pointer_to(name));
+        fail(metadata_error("metadata-invalid-name",
+                            "name '" + std::string(name) + "' must be 1.." +
+                                std::to_string(tables_.name_max_chars) + " characters matching " +
+                                tables_.name_pattern,
+                            pointer_to(name)));
         return;
       }
+      if (good != nullptr) good->emplace_back(name);
       auto parsed = value(name, value_at);
       if (!parsed) {
-        error = std::move(parsed).error();
+        fail(std::move(parsed).error());
         return;
       }
       out.emplace_back(std::string(name), std::move(parsed).value());

@@ -48,6 +48,7 @@ inline constexpr Rule kRules[] = {
     {"metadata-invalid-value", Severity::Error},
     {"metadata-missing-name", Severity::Error},
     {"metadata-mixed-list", Severity::Error},
+    {"metadata-near-well-known", Severity::Warning},
     {"metadata-nested-list", Severity::Error},
     {"metadata-nonfinite-float", Severity::Error},
     {"metadata-not-object", Severity::Error},

@@ -65,7 +65,12 @@ final class MetadataRules {
       if (!equal(length, expected)) {
         return MetadataBase.error(
             rule.id,
-            name + " has " + length + " entries but " + source + "; give one entry per cache",
+            name
+                + " has "
+                + length
+                + (length == 1 ? " entry but " : " entries but ")
+                + source
+                + "; give one entry per cache",
             JsonPointer.of(name));
       }
     }

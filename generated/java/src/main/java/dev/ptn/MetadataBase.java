@@ -27,7 +27,7 @@ public abstract class MetadataBase {
   public static final String MEMBER = "metadata.json";
 
   private static final Object[] EMPTY = new Object[0];
-  private static final Map<String, Pattern> PATTERNS = new ConcurrentHashMap<>();
+  static final Map<String, Pattern> PATTERNS = new ConcurrentHashMap<>();
 
   // name -> Boolean, Long, Double, String, boolean[], long[], double[], String[] or EMPTY
   private final Map<String, Object> values;
@@ -333,7 +333,7 @@ public abstract class MetadataBase {
   }
 
   /** Check one value; int/float mixes become float lists. */
-  private static Object entryOf(Object value, String name) {
+  static Object entryOf(Object value, String name) {
     if (!(value instanceof List)) return scalar(value, name, -1);
     List<?> list = (List<?>) value;
     if (list.isEmpty()) return EMPTY;
@@ -385,7 +385,7 @@ public abstract class MetadataBase {
     }
   }
 
-  private static void checkName(String name, SchemaTables tables, Matcher matcher) {
+  static void checkName(String name, SchemaTables tables, Matcher matcher) {
     if (name.codePointCount(0, name.length()) > tables.nameMaxChars
         || !matcher.reset(name).lookingAt()) {
       throw error(
@@ -404,7 +404,7 @@ public abstract class MetadataBase {
     return kind.endsWith("s") || kind.equals("list");
   }
 
-  private static void checkWellKnown(SchemaTables.WellKnown spec, Object entry) {
+  static void checkWellKnown(SchemaTables.WellKnown spec, Object entry) {
     String name = spec.name;
     String kind = kindOf(entry);
     if (!kind.equals(spec.kind) && !(kind.equals("list") && listKind(spec.kind))) {
@@ -417,7 +417,7 @@ public abstract class MetadataBase {
     if (spec.minItems != null && items.size() < spec.minItems) {
       throw error(
           "llm-value-out-of-range",
-          name + " needs at least " + spec.minItems + " entries",
+          name + " needs at least " + spec.minItems + (spec.minItems == 1 ? " entry" : " entries"),
           JsonPointer.of(name));
     }
     boolean list = isList(entry);

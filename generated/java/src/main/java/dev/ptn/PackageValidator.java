@@ -179,10 +179,17 @@ public final class PackageValidator {
     }
     ZipMembers.Member meta = unreadable.contains(METADATA) ? null : byName.get(METADATA);
     if (meta != null) {
+      byte[] bytes = null;
       try {
-        Metadata.parse(jsonBytes(r, meta));
+        bytes = jsonBytes(r, meta);
+        Metadata parsed = Metadata.parse(bytes);
+        out.addAll(MetadataFaults.nearWarnings(parsed.names(), Metadata.TABLES));
       } catch (PtnException err) {
         out.add(Finding.of(err, METADATA));
+        if (bytes != null && (err.rule().startsWith("metadata-") || err.rule().startsWith("llm-"))) {
+          List<Finding> all = MetadataFaults.all(bytes, Metadata.TABLES);
+          out.addAll(all.subList(Math.min(1, all.size()), all.size()));
+        }
       }
     }
     if (deep) {

@@ -113,6 +113,7 @@ public final class Rules {
     put(map, "metadata-mixed-list", "error");
     put(map, "llm-wrong-type", "error");
     put(map, "llm-value-out-of-range", "error");
+    put(map, "metadata-near-well-known", "warning");
     put(map, "llm-cache-geometry-together", "error");
     put(map, "llm-cache-geometry-length", "error");
     put(map, "llm-token-id-out-of-range", "error");

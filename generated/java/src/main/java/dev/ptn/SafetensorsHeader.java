@@ -119,7 +119,12 @@ final class SafetensorsHeader {
         if (!strings) {
           findings.append(err("st-reserved-key", here, "__metadata__ must be an object of str -> str"));
         } else if (!((Map<?, ?>) entry).isEmpty()) {
-          findings.append(warn("st-metadata-present", here, "non-empty __metadata__ (reference: {})"));
+          findings.append(
+              warn(
+                  "st-metadata-present",
+                  here,
+                  "non-empty __metadata__: the proposed C++ loader (ExecuTorch PR 24943) accepts"
+                      + " only {}; put package metadata in metadata.json"));
         }
         continue;
       }

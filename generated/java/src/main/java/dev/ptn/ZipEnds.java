@@ -176,6 +176,13 @@ final class ZipEnds {
               + "-byte file starts like a zip archive but has no end-of-central-directory record:"
               + " it was cut short; copy or download it again");
     }
+    if (n >= 8 && new String(r.read(4, 4), java.nio.charset.StandardCharsets.ISO_8859_1).equals("ET12")) {
+      // An ExecuTorch .pte (a FlatBuffer, identifier ET12): the usual wrong file to hand in.
+      throw notAZip(
+          "this is an ExecuTorch program (a .pte file: identifier ET12 at bytes 4..8), not a .ptn"
+              + " package, which is a zip archive holding program.ptg; write a .ptn from the export"
+              + " with ptn.executorch.save(programs, 'model.ptn')");
+    }
     throw notAZip(
         "no end-of-central-directory record in the last "
             + Math.min(n, EOCD_SEARCH)
