@@ -52,7 +52,19 @@ def test_docs_url_is_the_sites_address_and_overridable(monkeypatch: pytest.Monke
     mkdocs = (REPO / "mkdocs.yml").read_text(encoding="utf-8")
     assert re.search(r"^site_url: (\S+)$", mkdocs, re.MULTILINE)[1] == DOCS_URL  # type: ignore[index]
     monkeypatch.delenv("PTN_DOCS_URL", raising=False)
-    assert rule_url("zip-not-a-zip", "error") == f"{DOCS_URL}spec/#zip-not-a-zip-error"
+    assert rule_url("zip-not-a-zip") == f"{DOCS_URL}spec/#zip-not-a-zip-error"
     monkeypatch.setenv("PTN_DOCS_URL", "http://127.0.0.1:8000")
     assert docs_url() == "http://127.0.0.1:8000/"
-    assert rule_url("zip-not-a-zip", "error") == "http://127.0.0.1:8000/spec/#zip-not-a-zip-error"
+    assert rule_url("zip-not-a-zip") == "http://127.0.0.1:8000/spec/#zip-not-a-zip-error"
+
+
+def test_text_report_links_each_rule_once_at_its_spec_severity(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("PTN_DOCS_URL", raising=False)
+    bad = REPO / "invalid-examples" / "bad-token-id.ptn"
+    result = CliRunner().invoke(cli, ["validate", "--strict", str(bad), str(bad)])
+    see = [line for line in result.output.splitlines() if line.startswith("see ")]
+    assert see == [f"see {DOCS_URL}spec/#llm-token-id-out-of-range-error"]
+    result = CliRunner().invoke(cli, ["validate", str(REPO / "examples" / "tiny-llm.ptn")])
+    assert "see " not in result.output

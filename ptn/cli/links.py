@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 
+from ptn_generated.rule_ids import SEVERITY
+
 DOCS_URL = "https://ptn-tools.readthedocs.io/en/latest/"
 """The published docs site (mkdocs.yml ``site_url``), with its trailing slash."""
 
@@ -21,6 +23,7 @@ def docs_url() -> str:
     return base if base.endswith("/") else base + "/"
 
 
-def rule_url(rule: str, severity: str) -> str:
-    """The rendered spec's section for ``rule``: ``<docs>/spec/#<rule>-<severity>``."""
-    return f"{docs_url()}spec/#{rule}-{severity}"
+def rule_url(rule: str) -> str:
+    """The rendered spec's section for ``rule``: ``<docs>/spec/#<rule>-<severity>``, with the
+    severity its heading gives (not the one ``--strict`` reports)."""
+    return f"{docs_url()}spec/#{rule}-{SEVERITY[rule]}"
