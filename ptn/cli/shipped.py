@@ -1,5 +1,6 @@
 """The commands that hand out what the wheel ships: ``ptn bindings``, ``ptn schema`` and
-``ptn inspector`` (and ``ptn codegen``, hidden, which points developers at ``python -m tools.codegen``).
+``ptn inspector`` (and ``ptn codegen``, hidden, which points developers at
+``python -m tools.codegen``).
 """
 
 from __future__ import annotations
