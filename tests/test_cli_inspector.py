@@ -50,6 +50,8 @@ def test_the_shipped_page_links_rules_to_the_docs_site() -> None:
 
 def test_docs_url_is_the_sites_address_and_overridable(monkeypatch: pytest.MonkeyPatch) -> None:
     mkdocs = (REPO / "mkdocs.yml").read_text(encoding="utf-8")
+    node_cli = (REPO / "bindings" / "typescript" / "bin" / "ptn-validate.mjs").read_text("utf-8")
+    assert f'const DOCS_URL = "{DOCS_URL}";' in node_cli
     assert re.search(r"^site_url: (\S+)$", mkdocs, re.MULTILINE)[1] == DOCS_URL  # type: ignore[index]
     monkeypatch.delenv("PTN_DOCS_URL", raising=False)
     assert rule_url("zip-not-a-zip") == f"{DOCS_URL}spec/#zip-not-a-zip-error"
