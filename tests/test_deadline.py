@@ -55,7 +55,7 @@ def test_a_slow_server_is_stopped_by_the_time_limit(base: str, variant: str, whe
 def test_jobs_2_stops_each_dripping_server(base: str) -> None:
     urls = [f"{base}/drip-headers/p.ptn?{i}" for i in range(2)]
     result = CliRunner().invoke(cli, ["validate", "-j", "2", "--time-limit", "0.5", *urls])
-    assert result.output.count("ptn-timeout") == 2, result.output
+    assert result.output.count(": error ptn-timeout ") == 2, result.output
 
 
 def test_a_header_flood_is_refused_at_the_budget(base: str) -> None:

@@ -22,6 +22,7 @@ import pytest
 
 import ptn
 from ptn.cli.inspect_view import describe
+from ptn.cli.links import DOCS_URL
 from ptn.testing.hostile import PROGRAM
 from tools.conformance.runners import _build_lock, _installed_as_locked
 
@@ -73,6 +74,13 @@ def test_page_sources_never_write_markup() -> None:
         if sinks.search(line)
     ]
     assert hits == []
+
+
+def test_the_shipped_page_is_this_build(page: Path) -> None:
+    """ptn/_web/ptn-inspector.html, which `ptn inspector` writes, is what web/ builds now
+    (the build is deterministic: pinned esbuild, no dates)."""
+    shipped = REPO / "ptn" / "_web" / "ptn-inspector.html"
+    assert shipped.read_bytes() == page.read_bytes(), "stale: run `npm run ship` in web/"
 
 
 def test_page_sources_type_check(web: Path) -> None:
@@ -252,7 +260,7 @@ def test_invalid_package_shows_each_finding_linked_to_its_rule(driven: dict[str,
     assert shown["fast"]["unreadable"] == []
     (finding,) = shown["fast"]["findings"]
     assert finding["rule"] == "llm-token-id-out-of-range"
-    assert finding["href"].endswith("spec.md#llm-token-id-out-of-range-error")
+    assert finding["href"] == f"{DOCS_URL}spec/#llm-token-id-out-of-range-error"
     assert "get_eos_ids[1] = 99" in finding["text"]
     spec = (REPO / "spec.md").read_text(encoding="utf-8")
     assert "#### `llm-token-id-out-of-range` (error)" in spec  # the anchor's heading

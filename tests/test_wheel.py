@@ -101,6 +101,14 @@ def test_the_wheel_has_the_bindings_and_no_dev_tools(installed: Installed) -> No
         assert set(_files(REPO / "generated" / language)) <= {Path(n) for n in shipped}
 
 
+def test_the_wheel_writes_the_inspector_page(installed: Installed) -> None:
+    proc = installed.ptn("inspector", "-o", "page.html")
+    assert proc.returncode == 0 and "page.html" in proc.stdout
+    page = (installed.work / "page.html").read_bytes()
+    assert page == (REPO / "ptn" / "_web" / "ptn-inspector.html").read_bytes()
+    assert b"<html" in page and len(page) > 10_000
+
+
 def test_codegen_says_where_it_went(installed: Installed) -> None:
     proc = installed.ptn("codegen", "--check")
     assert proc.returncode == 2

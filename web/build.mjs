@@ -1,8 +1,11 @@
 // Build web/dist/ptn-inspector.html: one self-contained page (script and style inline,
-// no external requests), with the rule anchors of spec.md baked in.
+// no external requests), with the rule anchors of spec.md baked in. Rule links go to the
+// rendered spec of the docs site: mkdocs.yml's site_url (ptn/cli/links.py's DOCS_URL), or
+// $PTN_DOCS_URL when set. The wheel ships the default build as ptn/_web/ptn-inspector.html
+// (`npm run ship` copies it there; tests/test_web_page.py checks that copy is current).
 //
-//   npm ci && npm run build                     # links rules to ../../spec.md (a checkout)
-//   PTN_SPEC_URL=https://example.org/spec.md npm run build   # where a published copy links
+//   npm ci && npm run build                                  # links to the published site
+//   PTN_DOCS_URL=http://127.0.0.1:8000/ npm run build        # links to `mkdocs serve`
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -23,6 +26,13 @@ function specAnchors() {
   return anchors;
 }
 
+/** The docs site's base URL, with its trailing slash. */
+function docsUrl() {
+  const site = readFileSync(join(here, "..", "mkdocs.yml"), "utf8").match(/^site_url: (\S+)$/m);
+  const base = process.env.PTN_DOCS_URL || site[1];
+  return base.endsWith("/") ? base : `${base}/`;
+}
+
 const bundle = await build({
   entryPoints: [join(here, "src", "main.ts")],
   bundle: true,
@@ -33,7 +43,7 @@ const bundle = await build({
   minify: true,
   legalComments: "none",
   define: {
-    __SPEC_URL__: JSON.stringify(process.env.PTN_SPEC_URL || "../../spec.md"),
+    __SPEC_URL__: JSON.stringify(`${docsUrl()}spec/`),
     __SPEC_ANCHORS__: JSON.stringify(specAnchors()),
   },
 });
@@ -54,6 +64,11 @@ const page = readFileSync(join(here, "src", "page.html"), "utf8")
   .replace("__CSP__", () => csp)
   .replace("__STYLE__", () => style)
   .replace("__SCRIPT__", () => script);
-mkdirSync(dirname(out), { recursive: true });
-writeFileSync(out, page);
-console.log(`wrote ${out} (${page.length} bytes)`);
+const ship = process.argv.includes("--ship");
+if (ship && process.env.PTN_DOCS_URL) throw new Error("--ship builds the published links: unset PTN_DOCS_URL");
+const outs = ship ? [out, join(here, "..", "ptn", "_web", "ptn-inspector.html")] : [out];
+for (const path of outs) {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, page);
+  console.log(`wrote ${path} (${page.length} bytes)`);
+}

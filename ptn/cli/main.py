@@ -2,7 +2,7 @@
 
 This module holds the group and its help; each command group lives in its own module
 (reading: validate, inspect, diff; running: run; editing: metadata, repack; shipped:
-bindings, schema), and the work is in the library layers below.
+bindings, schema, inspector), and the work is in the library layers below.
 """
 
 from __future__ import annotations
@@ -65,6 +65,7 @@ for command in (
     editing.repack,
     shipped.bindings,
     shipped.schema,
+    shipped.inspector,
     shipped.codegen,
 ):
     cli.add_command(command)

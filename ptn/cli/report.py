@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ptn import SPEC_VERSION, __version__
+from ptn.cli.links import rule_url
 from ptn.core.errors import Finding
 
 
@@ -93,10 +94,13 @@ def count(n: int, noun: str) -> str:
 
 
 def text_report(results: Sequence[tuple[str, list[Finding]]], colour: bool) -> str:
+    """Findings, the summary, then where each rule found is explained (once per rule)."""
     lines = [finding_line(path, f, colour) for path, fs in results for f in fs]
     s = summary(results)
     lines.append(
         f"{count(s['files'], 'file')}: {s['valid']} valid, {s['invalid']} invalid "
         f"({count(s['errors'], 'error')}, {count(s['warnings'], 'warning')})"
     )
+    rules = dict.fromkeys(f.rule for _, fs in results for f in fs)
+    lines.extend(f"see {rule_url(rule)}" for rule in rules)
     return "\n".join(lines)

@@ -1,5 +1,6 @@
-"""The commands that hand out what the wheel ships: ``ptn bindings`` and ``ptn schema``
-(and ``ptn codegen``, hidden, which points developers at ``python -m tools.codegen``).
+"""The commands that hand out what the wheel ships: ``ptn bindings``, ``ptn schema`` and
+``ptn inspector`` (and ``ptn codegen``, hidden, which points developers at
+``python -m tools.codegen``).
 """
 
 from __future__ import annotations
@@ -87,3 +88,42 @@ def schema(name: str) -> None:
     from ptn.core.resources import schema_text
 
     click.echo(schema_text(name), nl=False)
+
+
+# web/'s build of the page (web/build.mjs --ship), shipped as package data.
+_PAGE = Path(__file__).resolve().parent.parent / "_web" / "ptn-inspector.html"
+
+
+@click.command()
+@click.argument("file", required=False, type=click.Path(dir_okay=False))
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    default="ptn-inspector.html",
+    show_default=True,
+    help="Where to write the page.",
+)
+@click.option("--open", "open_", is_flag=True, help="Open the written page in the web browser.")
+def inspector(file: str | None, output: str, open_: bool) -> None:
+    """Write the inspector page: one self-contained HTML file that checks and shows a .ptn in
+    the browser, offline (nothing leaves the machine).
+
+    The page reads a file the user picks in it (or a URL pasted into it); FILE, if given, is
+    the one to pick. --open opens the page in the web browser. Its rule links go to the
+    rendered spec of the docs site.
+    """
+    import webbrowser
+
+    from ptn.cli.report import safe
+
+    target = Path(output)
+    try:
+        target.write_bytes(_PAGE.read_bytes())
+    except OSError as err:
+        raise UsageProblem(f"cannot write {safe(output)}: {err}") from None
+    click.echo(f"wrote {safe(str(target))}")
+    if open_:
+        webbrowser.open(target.resolve().as_uri())
+    if file is not None:
+        click.echo(f"in the page, choose the file {safe(str(Path(file).resolve()))}")

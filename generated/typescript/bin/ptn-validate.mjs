@@ -10,7 +10,7 @@
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 
-import { SPEC_VERSION, validatePackage } from "../dist/index.js";
+import { RULE_SEVERITY, SPEC_VERSION, validatePackage } from "../dist/index.js";
 import { nodeCrc32, nodeFileSource } from "../dist/node.js";
 
 const USAGE = "usage: ptn-validate [--fast] [--json] PATH...";
@@ -23,6 +23,16 @@ Deep by default (the CRC-32 of every member); --fast reads the headers only.
   --json   print the report as JSON (the document of \`ptn validate --json\`)
 
 Exit status: 0 all valid, 1 some invalid, 2 usage or I/O problem.`;
+
+// The docs site whose rendered spec explains each rule: ptn's DOCS_URL (ptn/cli/links.py,
+// mkdocs.yml site_url; tests/test_cli_inspector.py keeps them equal). $PTN_DOCS_URL overrides.
+const DOCS_URL = "https://ptn-tools.readthedocs.io/en/latest/";
+
+/** The rendered spec's section for a rule: <docs>/spec/#<rule>-<severity of its heading>. */
+function ruleUrl(rule) {
+  const base = process.env.PTN_DOCS_URL || DOCS_URL;
+  return `${base.endsWith("/") ? base : `${base}/`}spec/#${rule}-${RULE_SEVERITY[rule]}`;
+}
 
 const TOOL_VERSION = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version;
 const NOT_VERDICTS = new Set(["ptn-io-error", "ptn-internal-error"]);
@@ -128,6 +138,8 @@ function textReport(results, colour) {
     `${count(s.files, "file")}: ${s.valid} valid, ${s.invalid} invalid ` +
       `(${count(s.errors, "error")}, ${count(s.warnings, "warning")})`,
   );
+  const rules = new Set(results.flatMap(({ findings }) => findings.map((f) => f.rule)));
+  for (const rule of rules) lines.push(`see ${ruleUrl(rule)}`);
   return lines.join("\n");
 }
 
