@@ -433,6 +433,15 @@ def test_unreferenced_bytes_before_directory() -> None:
     assert _error_rules(mutated) == {"zip-unreferenced-data"}
 
 
+def test_unreferenced_bytes_after_directory_are_counted() -> None:
+    """Bytes between the directory's end and the end record: the finding says how many."""
+    data = write(MEMBERS)
+    eocd = len(data) - 22
+    findings = read_members(data[:eocd] + b"hidden" + data[eocd:])[1]
+    assert [(f.rule, f.severity) for f in findings] == [("zip-unreferenced-data", "error")]
+    assert findings[0].message.startswith("6 bytes between the end of the central directory")
+
+
 def test_hidden_directory_entry() -> None:
     """A directory that holds more entries than the end record counts."""
     data = write(MEMBERS)

@@ -225,3 +225,23 @@ def test_jiter_and_the_hooks_agree_on_mutated_documents(value: object, data: st.
         )
     fast, hooks = _both_paths(bytes(raw))
     assert fast == hooks
+
+
+def test_a_top_level_number_overflowing_says_so() -> None:
+    with pytest.raises(PtnError) as caught:
+        parse_json(b"1e400")
+    assert caught.value.rule == "json-number-overflow"
+    assert caught.value.message == "the number overflows binary64 to infinity"
+
+
+def test_parse_json_fast_reports_what_shallow_said() -> None:
+    assert json_strict.parse_json_fast(b'{"a":1}', shallow=lambda v: True) == ({"a": 1}, True)
+    assert json_strict.parse_json_fast(b'{"a":1}', shallow=lambda v: False) == ({"a": 1}, False)
+    assert json_strict.parse_json_fast(b'{"a":1}') == ({"a": 1}, False)
+
+
+def test_objects_nested_past_the_parse_cap_are_too_deep_before_a_later_syntax_error() -> None:
+    """Only '{' brackets (no '['): the cap's bracket count must include them."""
+    with pytest.raises(PtnError) as caught:
+        parse_json(b'{"a":' * 905 + b"x")
+    assert caught.value.rule == "json-too-deep"

@@ -240,3 +240,26 @@ def test_a_typed_read_error_names_the_member_and_pointer(name: str, rule: str) -
     assert (info.value.rule, info.value.member, info.value.pointer) == (
         rule, "metadata.json", f"/{name}",
     )  # fmt: skip
+
+
+def test_a_bad_scalar_value_is_pointed_at_by_its_name() -> None:
+    with pytest.raises(PtnError) as caught:
+        Metadata({"x": math.inf})
+    err = caught.value
+    assert (err.rule, err.member, err.pointer) == (
+        "metadata-nonfinite-float",
+        "metadata.json",
+        "/x",
+    )
+
+
+def test_a_well_known_list_with_too_few_entries_is_out_of_range() -> None:
+    with pytest.raises(PtnError) as caught:
+        Metadata({"get_kv_heads": []})
+    err = caught.value
+    assert (err.rule, err.member, err.pointer) == (
+        "llm-value-out-of-range",
+        "metadata.json",
+        "/get_kv_heads",
+    )
+    assert err.message == "get_kv_heads needs at least 1 entry"
