@@ -245,3 +245,23 @@ def test_objects_nested_past_the_parse_cap_are_too_deep_before_a_later_syntax_er
     with pytest.raises(PtnError) as caught:
         parse_json(b'{"a":' * 905 + b"x")
     assert caught.value.rule == "json-too-deep"
+
+
+@pytest.mark.parametrize(
+    ("doc", "rule", "where"),
+    [
+        (b'{"a":1,"a":2}', "json-duplicate-name", "/a"),
+        (b'{"a":"\\ud800"}', "json-lone-surrogate", "/a"),
+    ],
+)
+def test_a_rejected_value_is_pointed_at(doc: bytes, rule: str, where: str) -> None:
+    with pytest.raises(PtnError) as caught:
+        parse_json(doc)
+    assert (caught.value.rule, caught.value.pointer) == (rule, where)
+
+
+def test_the_parse_cap_counts_depth_across_a_closed_sibling() -> None:
+    """601 + 310 open brackets after one closed pair: deeper than the cap, so too deep."""
+    with pytest.raises(PtnError) as caught:
+        parse_json(b"[" * 600 + b"[]," + b"[" * 310 + b"x")
+    assert caught.value.rule == "json-too-deep"

@@ -263,3 +263,32 @@ def test_a_well_known_list_with_too_few_entries_is_out_of_range() -> None:
         "/get_kv_heads",
     )
     assert err.message == "get_kv_heads needs at least 1 entry"
+
+
+@pytest.mark.parametrize(
+    ("values", "rule", "where"),
+    [
+        ({"x": [1, "a"]}, "metadata-mixed-list", "/x/1"),
+        ({"x": "\ud800"}, "json-lone-surrogate", "/x"),
+    ],
+)
+def test_a_bad_value_is_pointed_at(values: dict[str, object], rule: str, where: str) -> None:
+    with pytest.raises(PtnError) as caught:
+        Metadata(values)
+    err = caught.value
+    assert (err.rule, err.member, err.pointer) == (rule, "metadata.json", where)
+
+
+def test_typed_read_errors_name_member_pointer_and_message() -> None:
+    md = Metadata({"n": 5})
+    with pytest.raises(PtnError) as caught:
+        md.metadata_int("n", maximum=3)
+    err = caught.value
+    assert (err.rule, err.member, err.pointer) == (
+        "metadata-read-out-of-range",
+        "metadata.json",
+        "/n",
+    )
+    with pytest.raises(PtnError) as caught:
+        md.metadata_int("zz")
+    assert caught.value.message == "no metadata named 'zz'"
