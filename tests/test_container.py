@@ -175,6 +175,13 @@ def test_writer_rejects_bad_names(name: str, rule: str) -> None:
     assert err.value.rule == rule
 
 
+def test_a_name_with_no_utf8_form_is_named_in_the_error() -> None:
+    with pytest.raises(PtnError) as err:
+        ZipWriter(io.BytesIO()).add("\ud800", [b""], 0)
+    assert err.value.rule == "zip-bad-member-name"
+    assert err.value.message.startswith("member name '\\ud800' is not encodable as UTF-8")
+
+
 def test_writer_accepts_numpy_style_buffers() -> None:
     import numpy as np
 

@@ -292,3 +292,11 @@ def test_typed_read_errors_name_member_pointer_and_message() -> None:
     with pytest.raises(PtnError) as caught:
         md.metadata_int("zz")
     assert caught.value.message == "no metadata named 'zz'"
+
+
+@pytest.mark.parametrize("name", ["a\x00b", "a\x00"])
+def test_a_name_holding_nul_is_invalid_even_where_nul_joins_names(name: str) -> None:
+    """The fast path joins the names with NUL: a NUL inside one must still be caught."""
+    with pytest.raises(PtnError) as caught:
+        Metadata({name: 1})
+    assert caught.value.rule == "metadata-invalid-name"
