@@ -273,6 +273,12 @@ def test_compressed_member() -> None:
     assert next(f for f in findings if f.rule == "zip-member-compressed").member == "program.ptg"
 
 
+def test_a_compressed_member_is_marked_faulty_so_content_checks_skip_it() -> None:
+    data = with_zipfile([("program.ptg", b"a" * 500)], zipfile.ZIP_DEFLATED)
+    members = read_members(data)[0]
+    assert [(m.name, m.fault) for m in members] == [("program.ptg", "zip-member-compressed")]
+
+
 def test_duplicate_member() -> None:
     data = with_zipfile([("program.ptg", b"a"), ("program.ptg", b"b")])
     assert _error_rules(data) == {"zip-duplicate-member"}
