@@ -39,7 +39,8 @@ IMPORT = "import ptn.remote.validate"
 
 
 def tree_env(tree: Path) -> dict[str, str]:
-    """The environment that imports ptn from ``tree``."""
+    """The environment that imports ptn from ``tree`` (run in ``tree``: ``-c`` and ``-m``
+    put the working directory first on the path)."""
     path = os.pathsep.join((str(tree), str(tree / "generated" / "python")))
     env = {**os.environ, "PYTHONPATH": path}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -49,7 +50,10 @@ def tree_env(tree: Path) -> dict[str, str]:
 def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
     """Wall and CPU seconds of one run of ``cmd``."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        cmd, env=env, cwd=env["PYTHONPATH"].split(os.pathsep)[0],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
@@ -63,6 +67,7 @@ def import_us(env: dict[str, str], module: str = "ptn.remote.validate") -> int:
     err = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", f"import {module}"],
         capture_output=True, text=True, env=env, check=True,
+        cwd=env["PYTHONPATH"].split(os.pathsep)[0],
     ).stderr  # fmt: skip
     for line in err.splitlines():
         parts = line.split("|")
@@ -74,8 +79,9 @@ def import_us(env: dict[str, str], module: str = "ptn.remote.validate") -> int:
 def slowest_imports(env: dict[str, str], n: int = 8) -> list[tuple[int, str]]:
     code = f"import ptn; ptn.validate({str(TINY)!r})"
     err = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True, env=env
-    ).stderr
+        [sys.executable, "-X", "importtime", "-c", code],
+        capture_output=True, text=True, env=env, cwd=env["PYTHONPATH"].split(os.pathsep)[0],
+    ).stderr  # fmt: skip
     rows = []
     for line in err.splitlines():
         parts = line.split("|")
