@@ -61,7 +61,8 @@ PER_FILE = (
 
 
 def tree_env(tree: Path) -> dict[str, str]:
-    """The environment that imports ptn from ``tree``."""
+    """The environment that imports ptn from ``tree`` (run the command in ``tree``: ``-c``
+    and ``-m`` put the working directory first on the path, before ``PYTHONPATH``)."""
     path = os.pathsep.join((str(tree), str(tree / "generated" / "python")))
     return {**os.environ, "PYTHONPATH": path}
 
@@ -75,7 +76,9 @@ def per_file(runs: int, before: Path | None) -> None:
     for _ in range(runs):
         for name, tree in trees.items():
             command = [sys.executable, "-c", PER_FILE, str(TINY)]
-            done = subprocess.run(command, check=True, capture_output=True, env=tree_env(tree))
+            done = subprocess.run(
+                command, check=True, capture_output=True, env=tree_env(tree), cwd=tree
+            )
             got[name].append(json.loads(done.stdout))
     print(f"{TINY.name}: CPU µs per call, medians of {runs} rounds\n")
     print("| job | " + " | ".join(trees) + (" | after / before |" if before else " |"))
@@ -109,17 +112,21 @@ def main() -> None:
             "ptn validate -j2": [*ptn, "-j2", str(root)],
         }
         envs: dict[str, dict[str, str] | None] = {name: None for name in commands}
+        here = Path(__file__).resolve().parent.parent
+        cwds = {name: here for name in commands}  # -m imports ptn from the working directory
         if args.before is not None:
             tree = args.before.resolve()
             for jobs in ("-j1", "-j2"):
                 name = f"ptn validate {jobs} (before: {tree.name})"
                 commands[name] = [*ptn, jobs, str(root)]
-                envs[name] = tree_env(tree)
+                envs[name], cwds[name] = tree_env(tree), tree
         times: dict[str, list[float]] = {name: [] for name in commands}
         for _ in range(args.runs):
             for name, command in commands.items():
                 start = time.perf_counter()
-                subprocess.run(command, check=True, stdout=subprocess.DEVNULL, env=envs[name])
+                subprocess.run(
+                    command, check=True, stdout=subprocess.DEVNULL, env=envs[name], cwd=cwds[name]
+                )
                 times[name].append(time.perf_counter() - start)
     finally:
         shutil.rmtree(root)

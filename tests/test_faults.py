@@ -23,6 +23,7 @@ from click.testing import CliRunner
 import ptn
 from ptn.batch import validate_many
 from ptn.cli.main import cli
+from ptn.package.diff import CHUNK_BYTES
 from ptn.package.sparse import FileSource
 from ptn.testing import hostile, program_for
 
@@ -107,7 +108,7 @@ def test_a_file_truncated_during_a_diff_is_an_io_error(
     real = FileSource.read_into
 
     def read_into(self: FileSource, view: memoryview, offset: int) -> None:
-        if len(view) >= 1 << 20:  # a chunk of a constant: the comparison has started
+        if len(view) >= CHUNK_BYTES:  # a chunk of a constant: the comparison has started
             with open(new, "r+b") as f:
                 f.truncate(1 << 20)
         real(self, view, offset)

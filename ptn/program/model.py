@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields
 from math import prod
-from typing import Any
+from reprlib import recursive_repr
+from typing import Any, TypeVar, dataclass_transform
 
 from ptn.program.layout import load_layout
 
@@ -25,8 +26,46 @@ OUTPUT = _OP_KIND["OUTPUT"]
 CALL_FUNCTION = _OP_KIND["CALL_FUNCTION"]
 
 
-@dataclass(frozen=True, slots=True)
-class Dim:
+class _Value:
+    """What ``dataclass(frozen=True, slots=True)`` would generate for each class below as
+    ``__repr__``, ``__eq__`` and ``__hash__`` (the same results), written once here: the
+    generated ones are compiled at import, for each class, and made importing the
+    validator ~3.5 ms slower (start-up cost; bench/README.md)."""
+
+    __slots__ = ()
+    _names: tuple[str, ...] = ()
+
+    @recursive_repr()
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._names)
+        return f"{type(self).__qualname__}({inner})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return self._values() == other._values()  # type: ignore[attr-defined]
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self._names)
+
+
+_T = TypeVar("_T")
+
+
+@dataclass_transform(frozen_default=True)
+def _value(cls: type[_T]) -> type[_T]:
+    """A frozen dataclass with slots whose ``__repr__``, ``__eq__`` and ``__hash__`` are
+    ``_Value``'s (``__init__`` and the frozen ``__setattr__`` are still generated)."""
+    made: Any = dataclass(frozen=True, slots=True, repr=False, eq=False)(cls)
+    made._names = tuple(f.name for f in fields(made))
+    return made
+
+
+@_value
+class Dim(_Value):
     """The range of one dimension: static when ``min == max``, unbounded above when ``max < 0``."""
 
     min: int = 0
@@ -51,8 +90,8 @@ class Dim:
         return f"{self.min}..{self.max}" if self.bounded else f"{self.min}.."
 
 
-@dataclass(frozen=True, slots=True)
-class AffineGroup:
+@_value
+class AffineGroup(_Value):
     """Affine integer quantization; the data is packed unsigned values of ``bits`` bits."""
 
     scale_data_key: str
@@ -82,15 +121,15 @@ class AffineGroup:
         return (self.scale_data_key, zp) if zp else (self.scale_data_key,)
 
 
-@dataclass(frozen=True, slots=True)
-class PackedQuant:
+@_value
+class PackedQuant(_Value):
     """Bytes in the layout ``codec`` names; their size is the codec's business."""
 
     codec: str
 
 
-@dataclass(frozen=True, slots=True)
-class UnknownMember:
+@_value
+class UnknownMember(_Value):
     """A union member this version of ptn does not know: its union and type byte."""
 
     union: str
@@ -100,8 +139,8 @@ class UnknownMember:
 Quant = AffineGroup | PackedQuant | UnknownMember
 
 
-@dataclass(frozen=True, slots=True)
-class TensorMeta:
+@_value
+class TensorMeta(_Value):
     """Element type (a ScalarType code), sizes, dimension order and quantization."""
 
     dtype: int = 0
@@ -156,73 +195,73 @@ class TensorMeta:
 # -- argument values: the members of the ArgumentValue union ----------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class TensorArg:
+@_value
+class TensorArg(_Value):
     name: str
 
 
-@dataclass(frozen=True, slots=True)
-class NoneArg:
+@_value
+class NoneArg(_Value):
     pass
 
 
-@dataclass(frozen=True, slots=True)
-class IntArg:
+@_value
+class IntArg(_Value):
     value: int = 0
     ref: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class FloatArg:
+@_value
+class FloatArg(_Value):
     value: float = 0.0
     ref: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class BoolArg:
+@_value
+class BoolArg(_Value):
     value: bool = False
     ref: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class StringArg:
+@_value
+class StringArg(_Value):
     value: str
 
 
-@dataclass(frozen=True, slots=True)
-class ScalarTypeArg:
+@_value
+class ScalarTypeArg(_Value):
     value: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class IntListArg:
+@_value
+class IntListArg(_Value):
     values: tuple[int, ...]
     refs: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class FloatListArg:
+@_value
+class FloatListArg(_Value):
     values: tuple[float, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class BoolListArg:
+@_value
+class BoolListArg(_Value):
     values: tuple[bool, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class TensorListArg:
+@_value
+class TensorListArg(_Value):
     names: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class OptionalTensorListArg:
+@_value
+class OptionalTensorListArg(_Value):
     names: tuple[str, ...]
     has_value: tuple[bool, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class GraphArg:
+@_value
+class GraphArg(_Value):
     """A subgraph (a higher-order operator's body); its SSA names are its own."""
 
     name: str
@@ -250,8 +289,8 @@ ArgValue = (
 # -- the graph ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class NamedArgument:
+@_value
+class NamedArgument(_Value):
     """An argument of a node: the operator's parameter name ("" when positional) and value
     (None when the argument holds none); ``mutated``: the operator writes it in place."""
 
@@ -260,8 +299,8 @@ class NamedArgument:
     mutated: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Output:
+@_value
+class Output(_Value):
     """A value a node defines; a tensor list's element names are in ``names``."""
 
     name: str
@@ -270,8 +309,8 @@ class Output:
     names: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Node:
+@_value
+class Node(_Value):
     name: str
     op_kind: int = CALL_FUNCTION
     target: str = ""
@@ -284,8 +323,8 @@ class Node:
         return _LAYOUT.enum_name("OpKind", self.op_kind)
 
 
-@dataclass(frozen=True, slots=True)
-class Graph:
+@_value
+class Graph(_Value):
     """Nodes in topological order, input and output names, tensor metadata by SSA name.
 
     ``tensor_values`` keeps the first entry of a name the buffer lists twice; the
@@ -312,8 +351,8 @@ class Graph:
                     yield i, j, arg.value
 
 
-@dataclass(frozen=True, slots=True)
-class Binding:
+@_value
+class Binding(_Value):
     """A constant bound to a method (a NamedTensorRef): the placeholder's SSA ``name``, the
     ``data_key`` of its bytes, its metadata, an InputKind code, and whether the method
     updates it in place (a persistent buffer)."""
@@ -325,23 +364,23 @@ class Binding:
     mutated: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class MutableBuffer:
+@_value
+class MutableBuffer(_Value):
     """A buffer with no bytes in the package (zeros at load): SSA name and module name."""
 
     name: str
     fqn: str
 
 
-@dataclass(frozen=True, slots=True)
-class OutputSpec:
+@_value
+class OutputSpec(_Value):
     name: str
     kind: int = 0
     target: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class Method:
+@_value
+class Method(_Value):
     name: str
     graph: Graph
     constants: tuple[Binding, ...] = ()
@@ -349,8 +388,8 @@ class Method:
     mutable_buffers: tuple[MutableBuffer, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Program:
+@_value
+class Program(_Value):
     version: str
     methods: tuple[Method, ...]
 
