@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ptn.core.errors import PtnError
+from ptn.core.errors import MAX_FINDINGS_PER_RULE, PtnError
 from ptn.safetensors.aliases import MEMBER, dumps_aliases, read_aliases, resolve
 from ptn.safetensors.dedup import fold_duplicates
 from ptn.safetensors.tensors import build_image, read_header, tensor_bytes, tensor_view
@@ -263,3 +263,33 @@ def test_fuzz_mutations(edits: list[tuple[int, int]], cut: int) -> None:
             data[pos] = byte
     _check(bytes(data), KEYS)
     _check(bytes(data[:cut]), KEYS)
+
+
+def test_bad_entries_past_the_budget_are_counted_as_errors_of_their_rule() -> None:
+    doc = json.dumps({f"k{i}": 1 for i in range(MAX_FINDINGS_PER_RULE + 20)}).encode()
+    aliases, findings = read_aliases(doc, None)
+    assert aliases == {}
+    assert len(findings) == MAX_FINDINGS_PER_RULE + 1
+    assert {(f.rule, f.severity) for f in findings} == {("aliases-bad-entry", "error")}
+    assert findings[-1].more == 20
+    assert findings[0].message == "an alias is a non-empty name mapped to a string"
+
+
+def test_aliases_errors_carry_rule_pointer_and_message() -> None:
+    with pytest.raises(PtnError) as caught:
+        read_aliases(b"[]", None)
+    err = caught.value
+    assert (err.rule, err.member, err.pointer, err.message) == (
+        "aliases-not-object",
+        "aliases.json",
+        "",
+        "aliases.json is not a JSON object",
+    )
+    with pytest.raises(PtnError) as caught:
+        dumps_aliases({"__metadata__": "a"})
+    err = caught.value
+    assert (err.rule, err.pointer, err.message) == (
+        "aliases-reserved-key",
+        "/__metadata__",
+        "__metadata__ is reserved",
+    )

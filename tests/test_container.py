@@ -175,6 +175,13 @@ def test_writer_rejects_bad_names(name: str, rule: str) -> None:
     assert err.value.rule == rule
 
 
+def test_a_name_with_no_utf8_form_is_named_in_the_error() -> None:
+    with pytest.raises(PtnError) as err:
+        ZipWriter(io.BytesIO()).add("\ud800", [b""], 0)
+    assert err.value.rule == "zip-bad-member-name"
+    assert err.value.message.startswith("member name '\\ud800' is not encodable as UTF-8")
+
+
 def test_writer_accepts_numpy_style_buffers() -> None:
     import numpy as np
 
@@ -264,6 +271,12 @@ def test_compressed_member() -> None:
     findings = read_members(data)[1]
     assert "zip-member-compressed" in rules(findings)
     assert next(f for f in findings if f.rule == "zip-member-compressed").member == "program.ptg"
+
+
+def test_a_compressed_member_is_marked_faulty_so_content_checks_skip_it() -> None:
+    data = with_zipfile([("program.ptg", b"a" * 500)], zipfile.ZIP_DEFLATED)
+    members = read_members(data)[0]
+    assert [(m.name, m.fault) for m in members] == [("program.ptg", "zip-member-compressed")]
 
 
 def test_duplicate_member() -> None:
@@ -431,6 +444,15 @@ def test_unreferenced_bytes_before_directory() -> None:
     cd = struct.unpack_from("<I", data, eocd + 16)[0]
     mutated = patch(data[:cd] + b"decoy" + data[cd:], eocd + 5 + 16, "<I", cd + 5)
     assert _error_rules(mutated) == {"zip-unreferenced-data"}
+
+
+def test_unreferenced_bytes_after_directory_are_counted() -> None:
+    """Bytes between the directory's end and the end record: the finding says how many."""
+    data = write(MEMBERS)
+    eocd = len(data) - 22
+    findings = read_members(data[:eocd] + b"hidden" + data[eocd:])[1]
+    assert [(f.rule, f.severity) for f in findings] == [("zip-unreferenced-data", "error")]
+    assert findings[0].message.startswith("6 bytes between the end of the central directory")
 
 
 def test_hidden_directory_entry() -> None:

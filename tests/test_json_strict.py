@@ -225,3 +225,43 @@ def test_jiter_and_the_hooks_agree_on_mutated_documents(value: object, data: st.
         )
     fast, hooks = _both_paths(bytes(raw))
     assert fast == hooks
+
+
+def test_a_top_level_number_overflowing_says_so() -> None:
+    with pytest.raises(PtnError) as caught:
+        parse_json(b"1e400")
+    assert caught.value.rule == "json-number-overflow"
+    assert caught.value.message == "the number overflows binary64 to infinity"
+
+
+def test_parse_json_fast_reports_what_shallow_said() -> None:
+    assert json_strict.parse_json_fast(b'{"a":1}', shallow=lambda v: True) == ({"a": 1}, True)
+    assert json_strict.parse_json_fast(b'{"a":1}', shallow=lambda v: False) == ({"a": 1}, False)
+    assert json_strict.parse_json_fast(b'{"a":1}') == ({"a": 1}, False)
+
+
+def test_objects_nested_past_the_parse_cap_are_too_deep_before_a_later_syntax_error() -> None:
+    """Only '{' brackets (no '['): the cap's bracket count must include them."""
+    with pytest.raises(PtnError) as caught:
+        parse_json(b'{"a":' * 905 + b"x")
+    assert caught.value.rule == "json-too-deep"
+
+
+@pytest.mark.parametrize(
+    ("doc", "rule", "where"),
+    [
+        (b'{"a":1,"a":2}', "json-duplicate-name", "/a"),
+        (b'{"a":"\\ud800"}', "json-lone-surrogate", "/a"),
+    ],
+)
+def test_a_rejected_value_is_pointed_at(doc: bytes, rule: str, where: str) -> None:
+    with pytest.raises(PtnError) as caught:
+        parse_json(doc)
+    assert (caught.value.rule, caught.value.pointer) == (rule, where)
+
+
+def test_the_parse_cap_counts_depth_across_a_closed_sibling() -> None:
+    """601 + 310 open brackets after one closed pair: deeper than the cap, so too deep."""
+    with pytest.raises(PtnError) as caught:
+        parse_json(b"[" * 600 + b"[]," + b"[" * 310 + b"x")
+    assert caught.value.rule == "json-too-deep"

@@ -58,3 +58,19 @@ def test_membership(names: list[str], expected: list[str]) -> None:
 def test_case_variant_gets_a_hint() -> None:
     (finding,) = membership_findings(["program.ptg", "METADATA.JSON"])
     assert "did you mean metadata.json" in finding.message
+
+
+def test_membership_findings_name_rule_severity_member_and_hint() -> None:
+    found = membership_findings(["a/b/Program.PTG", "aliases.json", "x"])
+    assert [(f.rule, f.severity, f.member, f.pointer) for f in found] == [
+        ("ptn-unknown-member", "error", "a/b/Program.PTG", None),
+        ("ptn-unknown-member", "error", "x", None),
+        ("ptn-missing-ptg", "error", "program.ptg", None),
+        ("ptn-aliases-without-constants", "error", "aliases.json", None),
+    ]
+    assert "(did you mean program.ptg?)" in found[0].message  # the last path part counts
+    assert "did you mean" not in found[1].message
+    assert found[2].message == "program.ptg is missing; every package needs it"
+    assert found[3].message == (
+        "aliases.json without program.safetensors: its owners name no constant"
+    )

@@ -240,3 +240,63 @@ def test_a_typed_read_error_names_the_member_and_pointer(name: str, rule: str) -
     assert (info.value.rule, info.value.member, info.value.pointer) == (
         rule, "metadata.json", f"/{name}",
     )  # fmt: skip
+
+
+def test_a_bad_scalar_value_is_pointed_at_by_its_name() -> None:
+    with pytest.raises(PtnError) as caught:
+        Metadata({"x": math.inf})
+    err = caught.value
+    assert (err.rule, err.member, err.pointer) == (
+        "metadata-nonfinite-float",
+        "metadata.json",
+        "/x",
+    )
+
+
+def test_a_well_known_list_with_too_few_entries_is_out_of_range() -> None:
+    with pytest.raises(PtnError) as caught:
+        Metadata({"get_kv_heads": []})
+    err = caught.value
+    assert (err.rule, err.member, err.pointer) == (
+        "llm-value-out-of-range",
+        "metadata.json",
+        "/get_kv_heads",
+    )
+    assert err.message == "get_kv_heads needs at least 1 entry"
+
+
+@pytest.mark.parametrize(
+    ("values", "rule", "where"),
+    [
+        ({"x": [1, "a"]}, "metadata-mixed-list", "/x/1"),
+        ({"x": "\ud800"}, "json-lone-surrogate", "/x"),
+    ],
+)
+def test_a_bad_value_is_pointed_at(values: dict[str, object], rule: str, where: str) -> None:
+    with pytest.raises(PtnError) as caught:
+        Metadata(values)
+    err = caught.value
+    assert (err.rule, err.member, err.pointer) == (rule, "metadata.json", where)
+
+
+def test_typed_read_errors_name_member_pointer_and_message() -> None:
+    md = Metadata({"n": 5})
+    with pytest.raises(PtnError) as caught:
+        md.metadata_int("n", maximum=3)
+    err = caught.value
+    assert (err.rule, err.member, err.pointer) == (
+        "metadata-read-out-of-range",
+        "metadata.json",
+        "/n",
+    )
+    with pytest.raises(PtnError) as caught:
+        md.metadata_int("zz")
+    assert caught.value.message == "no metadata named 'zz'"
+
+
+@pytest.mark.parametrize("name", ["a\x00b", "a\x00"])
+def test_a_name_holding_nul_is_invalid_even_where_nul_joins_names(name: str) -> None:
+    """The fast path joins the names with NUL: a NUL inside one must still be caught."""
+    with pytest.raises(PtnError) as caught:
+        Metadata({name: 1})
+    assert caught.value.rule == "metadata-invalid-name"

@@ -584,3 +584,32 @@ def test_lean_pass_leaves_duplicates_to_the_strict_parse() -> None:
     with pytest.raises(PtnError) as err:
         read_header(memoryview(craft(None, bytes(8), raw=nested)))
     assert err.value.rule == "json-duplicate-name"
+
+
+@pytest.mark.parametrize(
+    ("start", "info", "rule", "where", "message"),
+    [
+        (0, ("F32", (2,), 0, 4), "st-size-mismatch", "/w/data_offsets", "4 bytes for 2 elements"),
+        (8, ("F32", (1,), 0, 4), "st-data-length", "/w/data_offsets", "[8, 12) is outside"),
+        (0, ("F32", (1,) * 65, 0, 4), "st-bad-shape", "/w/shape", "cannot hold shape"),
+    ],
+)
+def test_a_tensor_that_cannot_be_viewed_is_named_and_pointed_at(
+    start: int, info: tuple[Any, ...], rule: str, where: str, message: str
+) -> None:
+    with pytest.raises(PtnError) as caught:
+        tensor_view(bytes(8), start, st_header.TensorInfo("w", *info))
+    err = caught.value
+    assert (err.rule, err.member, err.pointer) == (rule, "program.safetensors", where)
+    assert message in err.message
+
+
+def test_big_endian_arrays_have_a_name_and_are_written_little_endian() -> None:
+    assert dtype_name(np.dtype(">i4")) == "I32"
+    assert bytes(tensor_bytes(np.array([1], dtype=">i4"))) == b"\x01\x00\x00\x00"
+
+
+def test_a_header_that_is_not_json_names_the_member() -> None:
+    with pytest.raises(PtnError) as caught:
+        st_header.read_header(struct.pack("<Q", 2) + b"{x")
+    assert (caught.value.rule, caught.value.member) == ("json-syntax", "program.safetensors")

@@ -338,9 +338,9 @@ def _read_header(
     # The common header (every entry well-formed, tiled, aligned) is checked in one
     # lean pass; anything else is parsed again strictly and checked rule by rule below.
     try:
-        header, _ = parse_json_fast(raw, member=MEMBER, unique_names=False, shallow=_vouch)
+        header, _ = parse_json_fast(raw, unique_names=False, shallow=_vouch)
     except PtnError:
-        header = None
+        header = None  # the strict parse below raises it again, naming the member
     if type(header) is dict:
         regular = _regular_entries(header, raw, data_start, data_len, whole)
         if regular is not None:

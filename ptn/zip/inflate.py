@@ -66,7 +66,7 @@ def inflate_pieces(
         pending: bytes | memoryview = piece
         if inflater.eof and pending:
             raise _hidden(member)
-        while pending and not inflater.eof:
+        while not inflater.eof:
             # One byte past the declared size is enough to know it lies.
             room = min(step, declared - produced + 1)
             try:
@@ -83,6 +83,8 @@ def inflate_pieces(
             pending = inflater.unconsumed_tail
             if out:
                 yield out
+            if not pending and len(out) < room:
+                break  # input used up; a full ``room`` may leave output held inside
         if inflater.eof and (pending or inflater.unused_data):
             raise _hidden(member)
     if not inflater.eof:
