@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import struct
+
 import pytest
 
 from ptn.package.members import membership_findings
@@ -24,9 +26,9 @@ def test_good_program_has_no_findings() -> None:
     ("data", "rule"),
     [
         (b"\x08\x00\x00", "ptg-too-short"),
-        (b"\x10\x00\x00\x00TFL3" + bytes(56), "ptg-bad-identifier"),
-        (b"\xff\xff\xff\x7fNPTG" + bytes(56), "ptg-bad-root-offset"),
-        (b"\x04\x00\x00\x00NPTG" + bytes(56), "ptg-bad-root-offset"),
+        (GOOD[:4] + b"TFL3" + GOOD[8:], "ptg-bad-identifier"),  # a real program, one edit each
+        (struct.pack("<I", 0x7FFFFFFF) + GOOD[4:], "ptg-bad-root-offset"),
+        (struct.pack("<I", 4) + GOOD[4:], "ptg-bad-root-offset"),
     ],
 )
 def test_ptg_rules(data: bytes, rule: str) -> None:

@@ -719,8 +719,8 @@ INVALID_INPUTS: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "program-malformed": ("ptg-malformed", {"program": PROGRAM[:-4]}),
     "program-short": ("ptg-too-short", {"program": b"\x10\x00\x00\x00NP"}),
-    "program-identifier": ("ptg-bad-identifier", {"program": b"\x10\x00\x00\x00TFL3" + bytes(56)}),
-    "program-root": ("ptg-bad-root-offset", {"program": b"\xff\x00\x00\x00NPTG" + bytes(56)}),
+    "program-identifier": ("ptg-bad-identifier", {"program": PROGRAM[:4] + b"TFL3" + PROGRAM[8:]}),
+    "program-root": ("ptg-bad-root-offset", {"program": struct.pack("<I", 0xFF) + PROGRAM[4:]}),
 }
 
 
@@ -754,7 +754,7 @@ def test_invalid_inputs_raise_before_touching_the_destination(
 # Wrong Python types are the caller's bug: TypeError naming the argument, never a rule id
 # or ptn-write-failed, and the destination is not touched.
 WRONG_TYPES: dict[str, tuple[str, dict[str, Any]]] = {
-    "program-str": ("program must be bytes", {"program": "\x10\x00\x00\x00NPTG" + "\0" * 56}),
+    "program-str": ("program must be bytes", {"program": PROGRAM.decode("latin-1")}),
     "program-none": ("program must be bytes", {"program": None}),
     "constants-list": ("constants must be a mapping", {"constants": [np.zeros(2)]}),
     "constant-list": ("constants['a'] is a list", {"constants": {"a": [1.0, 2.0]}}),

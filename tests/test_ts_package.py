@@ -228,7 +228,7 @@ def corpus(tmp: Path) -> dict[str, bytes]:
     })  # fmt: skip
     files["st-not-object"] = hostile.package({"program.safetensors": hostile.safetensors([])})  # type: ignore[arg-type]
     files["st-short"] = hostile.package({"program.safetensors": b"\x01\x02"})
-    files["ptg-short"] = zip_of({"program.ptg": b"NPTG"})
+    files["ptg-short"] = zip_of({"program.ptg": PROGRAM[:4]})  # a real program, cut
     files["meta-big"] = hostile.metadata_package(b'{"a": 1, "a": 2}')
     files["many-bad-aliases"] = hostile.bad_aliases(1500)
     files["flood"] = flood(150)
