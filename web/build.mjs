@@ -1,5 +1,5 @@
 // Build web/dist/ptn-inspector.html: one self-contained page (script and style inline,
-// no external requests), with the rule anchors of spec.md baked in. Rule links go to the
+// no external requests). Rule links go to the
 // rendered spec of the docs site: mkdocs.yml's site_url (ptn/cli/links.py's DOCS_URL), or
 // $PTN_DOCS_URL when set. The wheel ships the default build as ptn/_web/ptn-inspector.html
 // (`npm run ship` copies it there; tests/test_web_page.py checks that copy is current).
@@ -15,16 +15,6 @@ import { build } from "esbuild";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const out = join(here, "dist", "ptn-inspector.html");
-
-/** rule id -> the anchor a Markdown renderer (GitHub's slugs) gives its spec.md heading. */
-function specAnchors() {
-  const spec = readFileSync(join(here, "..", "spec.md"), "utf8");
-  const anchors = {};
-  for (const [, rule, severity] of spec.matchAll(/^#### `([a-z0-9-]+)` \((error|warning)\)$/gm)) {
-    anchors[rule] = `${rule}-${severity}`;
-  }
-  return anchors;
-}
 
 /** The docs site's base URL, with its trailing slash. */
 function docsUrl() {
@@ -44,7 +34,6 @@ const bundle = await build({
   legalComments: "none",
   define: {
     __SPEC_URL__: JSON.stringify(`${docsUrl()}spec/`),
-    __SPEC_ANCHORS__: JSON.stringify(specAnchors()),
   },
 });
 // "</script" inside the bundle would end the inline script early.

@@ -1,12 +1,13 @@
 // What the page shows for one package: the verdict, the findings, and the parts of
 // `ptn inspect --json` (members, program envelope, methods, constants, metadata, totals).
 
-import type {
-  BufferRow,
-  FileReport,
-  Finding,
-  Inspection,
-  ValueRow,
+import {
+  RULE_SEVERITY,
+  type BufferRow,
+  type FileReport,
+  type Finding,
+  type Inspection,
+  type ValueRow,
 } from "../../generated/typescript/src/index.js";
 import { el, literal, size, visible } from "./dom.js";
 
@@ -14,13 +15,14 @@ import { el, literal, size, visible } from "./dom.js";
 export const SHOWN_ROWS = 40;
 
 declare const __SPEC_URL__: string;
-declare const __SPEC_ANCHORS__: Record<string, string>;
 
-/** The rule id, linked to its heading in spec.md (anchors read from spec.md at build time). */
+/** The rule id, linked to its section of the rendered spec: the anchor of the heading
+ * ``#### `rule` (severity)`` is ``rule-severity`` (ptn/cli/links.py, tools/docs_hooks.py),
+ * with the severity the generated rule table gives; a rule it lacks is not linked. */
 export function ruleLink(rule: string): HTMLElement {
-  const anchor = Object.hasOwn(__SPEC_ANCHORS__, rule) ? __SPEC_ANCHORS__[rule] : undefined;
-  if (anchor === undefined) return el("code", {}, visible(rule));
-  const href = `${__SPEC_URL__}#${anchor}`;
+  const severity = Object.hasOwn(RULE_SEVERITY, rule) ? RULE_SEVERITY[rule] : undefined;
+  if (severity === undefined) return el("code", {}, visible(rule));
+  const href = `${__SPEC_URL__}#${rule}-${severity}`;
   return el("a", { href, target: "_blank", rel: "noreferrer", class: "rule" }, el("code", {}, rule));
 }
 
