@@ -14,7 +14,7 @@ import pytest
 
 import ptn
 from ptn.core.errors import InvalidPackageError, PtnError
-from ptn.package.atomic import stale_temp_files
+from ptn.package.atomic import replace_file, stale_temp_files
 from ptn.package.sparse import LOCAL_TAIL
 from ptn.testing import hostile, program_for
 
@@ -200,3 +200,152 @@ def test_stale_temps_are_found_after_a_directory_that_cannot_be_listed(tmp_path:
     (live / ".other.ptn.0123abcd.tmp").write_bytes(b"another package's")
     found = stale_temp_files([tmp_path / "gone" / "m.ptn", live / "m.ptn"])
     assert found == [stale]
+
+
+def test_a_repack_whose_result_breaks_a_rule_writes_nothing_and_says_why(tmp_path: Path) -> None:
+    """A deflated member's content is checked only once written: the result is refused."""
+    zipped = rezipped(BAD, tmp_path / "bad.ptn", {"metadata.json"})
+    before = zipped.read_bytes()
+    with pytest.raises(InvalidPackageError) as caught:
+        ptn.repack(zipped)
+    err = caught.value
+    assert (err.rule, err.member) == ("llm-token-id-out-of-range", "metadata.json")
+    assert [f.rule for f in err.findings] == ["llm-token-id-out-of-range"]
+    assert err.message == (
+        "the result would not be a valid package (1 error; the first: "
+        f"{err.findings[0].message}); nothing was written"
+    )
+    assert zipped.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.ptn"]
+
+
+def test_an_edit_that_changes_nothing_the_clock_sees_still_notices_the_size(
+    tmp_path: Path,
+) -> None:
+    """Another writer appends and puts the modification time back: the size tells."""
+    src = save(tmp_path / "m.ptn", {"w": np.arange(4, dtype=np.float32)})
+    st = src.stat()
+
+    def change(values: dict[str, object]) -> dict[str, object]:
+        with open(src, "ab") as f:
+            f.write(b"junk")
+        os.utime(src, ns=(st.st_atime_ns, st.st_mtime_ns))
+        return {**values, "x": 1}
+
+    with pytest.raises(PtnError) as caught:
+        ptn.edit_metadata(src, change)
+    assert caught.value.rule == "ptn-concurrent-modification"
+    assert src.read_bytes().endswith(b"junk")
+
+
+def test_save_writes_no_metadata_member_for_empty_metadata(tmp_path: Path) -> None:
+    constants = {"w": np.arange(4, dtype=np.float32)}
+    for metadata in ({}, None):
+        path = tmp_path / "m.ptn"
+        ptn.save(path, program_for(constants), constants, metadata)
+        with zipfile.ZipFile(path) as z:
+            assert z.namelist() == ["program.ptg", "program.safetensors"]
+
+
+@pytest.mark.parametrize(
+    ("key", "rule"), [("", "st-entry-invalid"), ("__metadata__", "st-reserved-key")]
+)
+def test_save_refuses_a_key_safetensors_cannot_hold(tmp_path: Path, key: str, rule: str) -> None:
+    path = tmp_path / "m.ptn"
+    with pytest.raises(PtnError) as caught:
+        ptn.save(path, program_for(), {key: np.zeros(1, np.float32)})
+    err = caught.value
+    assert (err.rule, err.member) == (rule, "program.safetensors")
+    assert err.message == f"constant key {key!r} is not allowed"
+    assert not path.exists()
+
+
+def test_save_names_a_key_or_mutable_key_of_the_wrong_type(tmp_path: Path) -> None:
+    path = tmp_path / "m.ptn"
+    with pytest.raises(TypeError) as caught:
+        ptn.save(path, program_for(), {1: np.zeros(1, np.float32)})  # type: ignore[dict-item]
+    assert str(caught.value) == "constants has the key 1 (int); keys are str"
+    with pytest.raises(TypeError) as caught:
+        ptn.save(path, program_for(), {}, mutable_keys=["a", 2])  # type: ignore[list-item]
+    assert str(caught.value) == "mutable_keys holds 2 (int); keys are str"
+    assert not path.exists()
+
+
+def test_a_save_warning_carries_its_findings(tmp_path: Path) -> None:
+    w = np.arange(4, dtype=np.float32)
+    path = tmp_path / "m.ptn"
+    with pytest.warns(ptn.SaveWarning) as caught:
+        ptn.save(path, program_for({"w": w}), {"w": w, "extra": np.zeros(2, np.int64)})
+    (warning,) = caught
+    findings = warning.message.findings  # type: ignore[union-attr]
+    assert [(f.rule, f.severity) for f in findings] == [("ptg-unused-constant", "warning")]
+
+
+def test_repack_over_another_existing_file_replaces_it(tmp_path: Path) -> None:
+    src = save(tmp_path / "m.ptn", {"w": np.arange(4, dtype=np.float32)})
+    zipped = rezipped(src, tmp_path / "z.ptn", {"program.safetensors"})
+    out = tmp_path / "out.ptn"
+    out.write_bytes(b"an older file")
+    ptn.repack(zipped, out)
+    assert out.read_bytes() == src.read_bytes()
+
+
+def test_repack_of_an_empty_file_is_not_a_zip(tmp_path: Path) -> None:
+    path = tmp_path / "empty.ptn"
+    path.write_bytes(b"")
+    with pytest.raises(PtnError) as caught:
+        ptn.repack(path, tmp_path / "out.ptn")
+    assert caught.value.rule == "zip-not-a-zip"
+    assert not (tmp_path / "out.ptn").exists()
+
+
+def test_repack_refuses_a_member_whose_bytes_do_not_match_its_crc(tmp_path: Path) -> None:
+    """Found only while writing (fast checks read no content): named, and nothing written."""
+    src = save(tmp_path / "m.ptn", {"w": np.arange(4, dtype=np.float32)})
+    data = bytearray(src.read_bytes())
+    with ptn.load(src) as pkg:
+        member = pkg.members["program.safetensors"]
+    data[member.data_offset + member.size - 1] ^= 1
+    src.write_bytes(bytes(data))
+    out = tmp_path / "out.ptn"
+    with pytest.raises(PtnError) as caught:
+        ptn.repack(src, out)
+    assert (caught.value.rule, caught.value.member) == ("zip-crc-mismatch", "program.safetensors")
+    assert not out.exists()
+
+
+# -- replacing a file ------------------------------------------------------------------------
+
+
+def test_a_failed_write_whose_temp_is_already_gone_raises_its_own_error(tmp_path: Path) -> None:
+    """The cleanup's own failure (the temporary file removed meanwhile) hides nothing."""
+    dest = tmp_path / "m.ptn"
+
+    def write(fd: int) -> None:
+        for tmp in tmp_path.glob(".*.tmp"):
+            tmp.unlink()
+        raise ValueError("the writer failed")
+
+    with pytest.raises(ValueError, match="the writer failed"):
+        replace_file(dest, write)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_owner_that_cannot_be_kept_still_keeps_the_group(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not allowed to give the file its owner: the group is still given (chown -1, gid)."""
+    dest = tmp_path / "m.ptn"
+    dest.write_bytes(b"old")
+    gid = dest.stat().st_gid
+    calls: list[tuple[int, int]] = []
+
+    def fchown(fd: int, uid: int, group: int) -> None:
+        calls.append((uid, group))
+        if uid != -1:
+            raise PermissionError("not the owner")
+
+    monkeypatch.setattr(os, "fchown", fchown)
+    replace_file(dest, lambda fd: os.write(fd, b"new") and None)
+    assert calls == [(dest.stat().st_uid, gid), (-1, gid)]
+    assert dest.read_bytes() == b"new"

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import ptn
+from ptn.core.errors import PtnError
 from ptn.testing import hostile, program_for
 
 REPO = Path(__file__).resolve().parent.parent
@@ -36,7 +38,7 @@ def test_a_fresh_interpreter_reads_a_constant_through_the_lazy_import() -> None:
     assert proc.stdout.strip() == want
 
 
-def test_a_lenient_package_lists_only_the_sizes_of_its_readable_owners(tmp_path: Path) -> None:
+def test_a_lenient_package_lists_only_its_readable_keys_and_sizes(tmp_path: Path) -> None:
     header = {
         "good": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
         "bad": {"dtype": "F99", "shape": [2], "data_offsets": [8, 16]},
@@ -44,11 +46,22 @@ def test_a_lenient_package_lists_only_the_sizes_of_its_readable_owners(tmp_path:
     }
     path = tmp_path / "p.ptn"
     path.write_bytes(
-        hostile.package({"program.safetensors": hostile.safetensors(header, bytes(24))})
+        hostile.package({
+            "program.safetensors": hostile.safetensors(header, bytes(24)),
+            "aliases.json": b'{"also_bad":"bad","also_good":"good"}',
+        })
     )
     with ptn.load(path, strict=False) as pkg:
-        assert set(pkg.unreadable_keys) == {"bad"}
+        assert set(pkg.unreadable_keys) == {"bad", "also_bad"}
         assert sorted(pkg.owner_sizes()) == [("good", "F32", 8), ("more", "I64", 8)]
+        assert pkg.keys() == ["also_good", "good", "more"]
+        keys = ("good", "more", "also_good", "bad", "also_bad", "absent")
+        assert [k for k in keys if k in pkg.constants] == ["good", "more", "also_good"]
+        with pytest.raises(PtnError) as caught:
+            pkg.constant("also_bad")
+        err = caught.value
+        assert (err.rule, err.member) == ("st-unsupported-dtype", "program.safetensors")
+        assert err.pointer == pkg.unreadable_keys["bad"].pointer
 
 
 def test_metadata_breaking_an_llm_rule_still_parses_raw() -> None:
@@ -83,3 +96,68 @@ def test_to_torch_maps_the_file_privately_never_shared_writable(tmp_path: Path) 
             added.remove(perms)
         assert added == ["rw-p"]
         del tensors
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs /proc/self/maps")
+def test_a_writable_constant_maps_only_its_pages_privately(tmp_path: Path) -> None:
+    """A private copy-on-write mapping of its pages, not a copy of the bytes (whatever the
+    tensor's offset in its page), and writing it changes neither file nor package."""
+    constants = {"a": np.arange(3, dtype=np.int8), "w": np.arange(4096, dtype=np.float32)}
+    path = tmp_path / "m.ptn"
+    ptn.save(path, program_for(constants), constants)
+    before = path.read_bytes()
+    with ptn.load(path) as pkg:
+        mapped = _mappings_of(path)
+        w = pkg.constant("w", writable=True).array
+        added = sorted(_mappings_of(path))
+        for perms in mapped:
+            added.remove(perms)
+        assert added == ["rw-p"]
+        assert w.tolist() == constants["w"].tolist()
+        w[0] = 7.0
+        assert pkg.constants["w"][0] == 0.0
+        del w
+    assert path.read_bytes() == before
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs /proc/self/maps")
+def test_close_unmaps_the_file_once_no_array_is_left(tmp_path: Path) -> None:
+    constants = {"w": np.arange(2048, dtype=np.float32)}
+    path = tmp_path / "m.ptn"
+    ptn.save(path, program_for(constants), constants)
+    pkg = ptn.load(path)
+    assert pkg.constants["w"][5] == 5.0  # makes the member's array and a view of it
+    assert _mappings_of(path) != []
+    pkg.close()
+    assert _mappings_of(path) == []
+
+
+def test_a_deflated_metadata_member_still_parses_raw(tmp_path: Path) -> None:
+    src = tmp_path / "m.ptn"
+    constants = {"w": np.arange(4, dtype=np.float32)}
+    ptn.save(src, program_for(constants), constants, {"get_vocab_size": 64, "x": "y"})
+    zipped = tmp_path / "z.ptn"
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(zipped, "w") as z:
+        for name in zin.namelist():
+            kind = zipfile.ZIP_DEFLATED if name == "metadata.json" else zipfile.ZIP_STORED
+            z.writestr(name, zin.read(name), compress_type=kind)
+    with ptn.load(zipped, strict=False) as pkg:
+        assert pkg.unreadable["metadata.json"].rule == "zip-member-compressed"
+        assert pkg.raw_metadata() == {"get_vocab_size": 64, "x": "y"}
+
+
+def test_typed_metadata_reads_and_their_rule_without_metadata(tmp_path: Path) -> None:
+    constants = {"w": np.arange(4, dtype=np.float32)}
+    path = tmp_path / "m.ptn"
+    ptn.save(path, program_for(constants), constants, {"tags": ["a", "b"]})
+    with ptn.load(path) as pkg:
+        assert pkg.metadata_strs("tags") == ["a", "b"]
+        assert repr(pkg) == (
+            f"<ptn.Package {str(path)!r}: 1 constant, members program.ptg, "
+            "program.safetensors, metadata.json, 1 metadata name>"
+        )
+    ptn.save(path, program_for(constants), constants)
+    with ptn.load(path) as pkg, pytest.raises(PtnError) as caught:
+        pkg.metadata_int("get_vocab_size")
+    err = caught.value
+    assert (err.rule, err.member) == ("metadata-missing-name", "metadata.json")
