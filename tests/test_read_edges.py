@@ -46,10 +46,12 @@ def test_a_lenient_package_lists_only_its_readable_keys_and_sizes(tmp_path: Path
     }
     path = tmp_path / "p.ptn"
     path.write_bytes(
-        hostile.package({
-            "program.safetensors": hostile.safetensors(header, bytes(24)),
-            "aliases.json": b'{"also_bad":"bad","also_good":"good"}',
-        })
+        hostile.package(
+            {
+                "program.safetensors": hostile.safetensors(header, bytes(24)),
+                "aliases.json": b'{"also_bad":"bad","also_good":"good"}',
+            }
+        )
     )
     with ptn.load(path, strict=False) as pkg:
         assert set(pkg.unreadable_keys) == {"bad", "also_bad"}

@@ -70,6 +70,7 @@ class Constants(Mapping[str, "np.ndarray"]):
         self._package = package
 
     def __getitem__(self, key: str) -> np.ndarray:
+        # Any false ``writable`` reads the same: ``_array`` only tests its truth.
         return self._package._array(key, writable=False)[1]
 
     def __iter__(self) -> Iterator[str]:
@@ -266,6 +267,7 @@ class Package:
         return data
 
     def _member_bytes(self, buf: memoryview, name: str) -> memoryview:
+        # An absent member's bytes are never read (no keys, no metadata): any view would do.
         m = self._parsed.members.get(name)
         return buf[m.data_offset : m.data_offset + m.size] if m else memoryview(b"")
 
