@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import ptn
+import ptn.package.edit
 from ptn.core.errors import InvalidPackageError, PtnError
 from ptn.package.atomic import replace_file, stale_temp_files
 from ptn.package.sparse import LOCAL_TAIL
@@ -349,3 +350,37 @@ def test_an_owner_that_cannot_be_kept_still_keeps_the_group(
     replace_file(dest, lambda fd: os.write(fd, b"new") and None)
     assert calls == [(dest.stat().st_uid, gid), (-1, gid)]
     assert dest.read_bytes() == b"new"
+
+
+def test_an_unsupported_dtype_names_its_constant_and_member(tmp_path: Path) -> None:
+    import ml_dtypes  # only this test needs it
+
+    path = tmp_path / "m.ptn"
+    with pytest.raises(PtnError) as caught:
+        ptn.save(path, program_for(), {"scale": np.zeros(4, ml_dtypes.float8_e4m3fn)})
+    err = caught.value
+    assert (err.rule, err.member) == ("st-unsupported-dtype", "program.safetensors")
+    assert err.message.startswith("constant 'scale': ")
+    assert not path.exists()
+
+
+def test_a_repack_in_place_of_a_file_replaced_meanwhile_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another program puts a new package at the path while the repack writes: the rename
+    would lose it, so the repack stops (the same last check as an edit's)."""
+    src = save(tmp_path / "m.ptn", {"w": np.arange(4, dtype=np.float32)})
+    zipped = rezipped(src, tmp_path / "z.ptn", {"program.safetensors"})
+    other = save(tmp_path / "other.ptn", {"w": np.arange(3, dtype=np.float32)})
+    other_bytes = other.read_bytes()
+    check = ptn.package.edit.check_written
+
+    def replaced_meanwhile(fd: int, path: str, *, deep: bool = False) -> None:
+        os.replace(other, zipped)
+        check(fd, path, deep=deep)
+
+    monkeypatch.setattr(ptn.package.edit, "check_written", replaced_meanwhile)
+    with pytest.raises(PtnError) as caught:
+        ptn.repack(zipped)
+    assert caught.value.rule == "ptn-concurrent-modification"
+    assert zipped.read_bytes() == other_bytes
