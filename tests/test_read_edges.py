@@ -43,6 +43,7 @@ def test_a_lenient_package_lists_only_its_readable_keys_and_sizes(tmp_path: Path
         "good": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
         "bad": {"dtype": "F99", "shape": [2], "data_offsets": [8, 16]},
         "more": {"dtype": "I64", "shape": [1], "data_offsets": [16, 24]},
+        "over": {"dtype": "U8", "shape": [4], "data_offsets": [20, 24]},  # parsed, yet broken
     }
     path = tmp_path / "p.ptn"
     path.write_bytes(
@@ -54,10 +55,10 @@ def test_a_lenient_package_lists_only_its_readable_keys_and_sizes(tmp_path: Path
         )
     )
     with ptn.load(path, strict=False) as pkg:
-        assert set(pkg.unreadable_keys) == {"bad", "also_bad"}
+        assert set(pkg.unreadable_keys) == {"bad", "also_bad", "over"}
         assert sorted(pkg.owner_sizes()) == [("good", "F32", 8), ("more", "I64", 8)]
         assert pkg.keys() == ["also_good", "good", "more"]
-        keys = ("good", "more", "also_good", "bad", "also_bad", "absent")
+        keys = ("good", "more", "also_good", "bad", "also_bad", "over", "absent")
         assert [k for k in keys if k in pkg.constants] == ["good", "more", "also_good"]
         with pytest.raises(PtnError) as caught:
             pkg.constant("also_bad")
