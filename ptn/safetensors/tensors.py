@@ -10,7 +10,7 @@ aligned to its element size, data section aligned to 64 bytes.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from math import prod
 from typing import Any
 
@@ -31,6 +31,7 @@ from ptn.safetensors.header import (
     _as_bytes,
     _shape_problem,
     bool_findings,
+    checked_columns,
     itemsize,
     read_header,
 )
@@ -175,6 +176,32 @@ def tensor_view(buf: Any, data_start: int, info: TensorInfo) -> np.ndarray:
             member=MEMBER,
             pointer=pointer(key, "shape"),
         ) from None
+
+
+def checked_viewer(
+    tensors: Mapping[str, TensorInfo], holder: np.ndarray, data_start: int
+) -> Callable[[str], np.ndarray] | None:
+    """``key -> tensor_view(holder, data_start, tensors[key])`` for entries that passed the
+    header's lean pass (None for others, or when ``holder`` is shorter than they say).
+
+    Their sizes, alignment and tiling are checked already, so each view is a slice of the
+    uint8 ``holder`` seen as the dtype: a quarter of ``np.ndarray(shape, dtype, holder,
+    offset)``, the same read-only array over the same bytes. A ValueError (a shape this
+    numpy cannot hold) means: ask ``tensor_view``, which says why.
+    """
+    columns = checked_columns(tensors)
+    if columns is None or data_start < 0 or data_start + max(columns[4], default=0) > holder.size:
+        return None
+    index, names, shapes, begins, ends = columns
+    dtypes = {name: _numpy_dtype(name) for name in set(names)}
+
+    def view(key: str) -> np.ndarray:
+        i = index[key]
+        array = holder[data_start + begins[i] : data_start + ends[i]].view(dtypes[names[i]])
+        shape = shapes[i]
+        return array if len(shape) == 1 else array.reshape(shape)
+
+    return view
 
 
 def plan_layout(
