@@ -333,7 +333,7 @@ class Package:
     def _read_only(self, key: str) -> np.ndarray:
         """``constants[key]``: through the header's checked columns when it has them (see
         ``checked_viewer``), else (or for its errors: a missing key...) as ``_array``."""
-        view = self.__dict__.get("_viewer_")
+        view: Callable[[str], np.ndarray] | bool | None = self.__dict__.get("_viewer_")
         if view is None:
             # numpy comes with arrays: imported when one is asked for (start-up cost)
             from ptn.safetensors.tensors import checked_viewer
@@ -342,9 +342,9 @@ class Package:
             tensors, start = self._parsed.tensors, self._parsed.data_start
             view = checked_viewer(tensors, self._member_array(), start) if usable else None
             self.__dict__["_viewer_"] = view = view or False
-        if view:
+        if callable(view):
             try:
-                return view(self.aliases.get(key, key))  # type: ignore[no-any-return]
+                return view(self.aliases.get(key, key))
             except (KeyError, ValueError):
                 pass
         return self._array(key, writable=False)[1]

@@ -313,7 +313,7 @@ def _checked_entry(key: Any, dtype: Any, shape: Any, nbytes: Any, seen: set[str]
 
 
 def _header_text(
-    by_key: list[tuple[str, str, Sequence[int], int, int]],
+    by_key: Sequence[tuple[str, str, Sequence[int], int, int]],
     begins: Mapping[str, int],
     metadata: Mapping[str, str] | None,
 ) -> bytes:
