@@ -48,19 +48,27 @@ def fold_duplicates(
     mutable = set(mutable)
     # Cheap signature first (dtype, shape, three 4 KiB samples): only tensors that
     # share it can be equal, so unique tensors are never read in full.
-    # In the caller's order (each array once, while at hand); a group is sorted below.
-    groups: dict[tuple[str, tuple[int, ...], bytes], list[tuple[str, memoryview]]] = {}
+    # In the caller's order (each array once, while at hand), keeping no object per key
+    # but its signature; the few keys that share one are grouped after, each group sorted.
+    signatures: dict[str, tuple[str, tuple[int, ...], bytes]] = {}
+    first: dict[tuple[str, tuple[int, ...], bytes], str] = {}
+    shared = set()
     for key, array in tensors.items():
         if key not in mutable:
             data = tensor_bytes(array) if views is None else views[key]
             name = dtype_of(array) if names is None else names[key]
             shape = array.shape if type(array) is np.ndarray else tuple(np.shape(array))
             sample = _digest(data) if len(data) <= 3 * _SAMPLE else _sample(data)
-            groups.setdefault((name, shape, sample), []).append((key, data))
+            signatures[key] = signature = (name, shape, sample)
+            if first.setdefault(signature, key) is not key:
+                shared.add(signature)
+    groups: dict[tuple[str, tuple[int, ...], bytes], list[tuple[str, memoryview]]] = {}
+    for key, signature in signatures.items() if shared else ():
+        if signature in shared:
+            data = tensor_bytes(tensors[key]) if views is None else views[key]
+            groups.setdefault(signature, []).append((key, data))
     aliases: dict[str, str] = {}
     for group in groups.values():
-        if len(group) < 2:
-            continue
         buckets: dict[bytes, list[tuple[str, memoryview]]] = {}
         for key, data in sorted(group, key=_KEY):
             bucket = buckets.setdefault(xxhash.xxh3_128_digest(data), [])
