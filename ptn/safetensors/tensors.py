@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 from bisect import bisect
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from json.encoder import encode_basestring as _quoted
 from math import prod
 from operator import itemgetter
@@ -242,16 +242,19 @@ def plan_layout(
         seen.add(key)
         items.append((key, dtype, shape, int(nbytes), ITEMSIZE[dtype]))
     items.sort(key=_KEY)
-    by_key = items.copy()
-    items.sort(key=_SIZE, reverse=True)  # stable: by key within a size
+    # Stable, so by key within a size; with one element size (the usual), the key order.
+    mixed = len(set(map(_SIZE, items))) > 1
     layout: list[tuple[str, int, int]] = []
-    begins: dict[str, int] = {}
     offset = 0
-    for key, _, _, nbytes, _ in items:
+    for key, _, _, nbytes, _ in sorted(items, key=_SIZE, reverse=True) if mixed else items:
         layout.append((key, offset, offset + nbytes))
-        begins[key] = offset
         offset += nbytes
-    text = _header_text(by_key, begins, metadata)
+    begins = map(_BEGIN, layout)  # in key order: as laid out, unless sizes are mixed
+    if mixed:
+        begins = map(
+            dict(zip(map(_KEY, layout), begins, strict=True)).__getitem__, map(_KEY, items)
+        )
+    text = _header_text(items, begins, metadata)
     text += b" " * (-(8 + len(text)) % DATA_ALIGNMENT)
     if len(text) > MAX_HEADER_BYTES:
         raise PtnError(
@@ -263,7 +266,7 @@ def plan_layout(
     return len(text).to_bytes(8, "little") + text, layout
 
 
-_KEY, _SIZE = itemgetter(0), itemgetter(4)
+_KEY, _BEGIN, _SIZE = itemgetter(0), itemgetter(1), itemgetter(4)
 
 
 def _checked_entry(key: Any, dtype: Any, shape: Any, nbytes: Any, seen: set[str]) -> list[Any]:
@@ -314,14 +317,14 @@ def _checked_entry(key: Any, dtype: Any, shape: Any, nbytes: Any, seen: set[str]
 
 def _header_text(
     by_key: Sequence[tuple[str, str, Sequence[int], int, int]],
-    begins: Mapping[str, int],
+    begins: Iterable[int],
     metadata: Mapping[str, str] | None,
 ) -> bytes:
     """``dumps_json`` of the header (without its final newline): names sorted, and each
-    entry's fields too (data_offsets, dtype, shape); dtypes are plain ASCII names."""
+    entry's fields too (data_offsets, dtype, shape); dtypes are plain ASCII names.
+    ``begins``: each entry's offset, in the order of ``by_key``."""
     parts = []
-    for key, dtype, shape, nbytes, _ in by_key:
-        begin = begins[key]
+    for (key, dtype, shape, nbytes, _), begin in zip(by_key, begins, strict=True):
         dims = ",".join(map(str, shape))
         parts.append(
             f'{_quoted(key)}:{{"data_offsets":[{begin},{begin + nbytes}],'
