@@ -3,6 +3,7 @@ from typing import Literal
 
 from typing_extensions import Buffer
 
-def validate(
-    buffer: Buffer, deep: bool, /
-) -> tuple[int, list[tuple[str, Literal["error", "warning"], str | None, str | None, str, int]]]: ...
+# (rule, severity, member, pointer, message, more): ptn.core.errors.Finding's fields.
+_Finding = tuple[str, Literal["error", "warning"], str | None, str | None, str, int]
+
+def validate(buffer: Buffer, deep: bool, /) -> tuple[int, list[_Finding]]: ...
