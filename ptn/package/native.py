@@ -41,6 +41,7 @@ PYTHON_WORDED = frozenset(
         "json-invalid-utf8",  # Python adds the decoder's reason
         "json-number-overflow",
         "metadata-invalid-name",  # C++ quotes the pattern where Python explains it
+        "metadata-int-out-of-range",  # of a huge integer, C++ counts bits, Python digits
         "ptg-bad-identifier",  # Python shows the bytes as a bytes literal
     }
 )
