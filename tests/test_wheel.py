@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -103,10 +104,12 @@ def test_the_wheel_validates_natively(installed: Installed) -> None:
 
 def test_without_a_compiler_the_build_goes_on(fresh_clone: Path, tmp_path: Path) -> None:
     """The extension is optional: no C++ compiler, no extension, and ptn validates in Python."""
+    source = tmp_path / "src"  # not the module's clone: its build/ holds a compiled extension
+    shutil.copytree(fresh_clone, source, ignore=shutil.ignore_patterns("build", "*.egg-info"))
     env = {**os.environ, "CC": "false", "CXX": "false"}
     proc = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(tmp_path), str(fresh_clone)],
+         "-w", str(tmp_path), str(source)],
         capture_output=True, text=True, check=False, env=env,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
