@@ -43,6 +43,7 @@ PYTHON_WORDED = frozenset(
         "metadata-invalid-name",  # C++ quotes the pattern where Python explains it
         "metadata-int-out-of-range",  # of a huge integer, C++ counts bits, Python digits
         "ptg-bad-identifier",  # Python shows the bytes as a bytes literal
+        "ptn-internal-error",  # a bug of the C++ binding: Python says what the file breaks
     }
 )
 """Rules whose message the C++ binding words otherwise: a file with one goes to Python."""
