@@ -7,7 +7,6 @@ bytes each stage reads, fetched from the server or read from the file with ``pre
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
 import threading
@@ -95,6 +94,8 @@ class _Watchdog:
 
 def _set_async_exc(ident: int, exc: type[BaseException] | None) -> bool:
     """``PyThreadState_SetAsyncExc``: ``exc`` raised in thread ``ident`` (None withdraws it)."""
+    import ctypes  # here, for start-up: only a time limit in a thread (-j, Dask) needs it
+
     done = ctypes.pythonapi.PyThreadState_SetAsyncExc(
         ctypes.c_ulong(ident), ctypes.py_object(exc) if exc is not None else None
     )
