@@ -16,7 +16,7 @@ import ptn
 import ptn.package.edit
 from ptn.core.errors import InvalidPackageError, PtnError
 from ptn.package.atomic import replace_file, stale_temp_files
-from ptn.package.sparse import LOCAL_TAIL
+from ptn.package.source import LOCAL_TAIL
 from ptn.testing import hostile, program_for
 
 REPO = Path(__file__).resolve().parent.parent

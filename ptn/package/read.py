@@ -24,7 +24,8 @@ from ptn.core.gcpause import gc_paused
 from ptn.core.names import METADATA, PTG, SAFETENSORS
 from ptn.json.strict import MAX_JSON_BYTES, parse_json
 from ptn.metadata.document import Metadata
-from ptn.package.sparse import FileSource, Source, SparseBuffer, check_sparse, fetch_for_stages
+from ptn.package.source import FileSource, Source
+from ptn.package.sparse import SparseBuffer, check_sparse, fetch_for_stages
 from ptn.package.validate import Parsed, broken_keys
 from ptn.program.methods import MethodInfo, methods_of
 from ptn.program.read import read_program
@@ -70,8 +71,7 @@ class Constants(Mapping[str, "np.ndarray"]):
         self._package = package
 
     def __getitem__(self, key: str) -> np.ndarray:
-        # Any false ``writable`` reads the same: ``_array`` only tests its truth.
-        return self._package._array(key, writable=False)[1]
+        return self._package._read_only(key)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._package.keys())
@@ -332,6 +332,25 @@ class Package:
             return info, self._writable_view(info)
         return info, tensor_view(self._member_array(), self._parsed.data_start, info)
 
+    def _read_only(self, key: str) -> np.ndarray:
+        """``constants[key]``: through the header's checked columns when it has them (see
+        ``checked_viewer``), else (or for its errors: a missing key...) as ``_array``."""
+        view: Callable[[str], np.ndarray] | bool | None = self.__dict__.get("_viewer_")
+        if view is None:
+            # numpy comes with arrays: imported when one is asked for (start-up cost)
+            from ptn.safetensors.tensors import checked_viewer
+
+            usable = not self.unreadable_keys and SAFETENSORS not in self.unreadable
+            tensors, start = self._parsed.tensors, self._parsed.data_start
+            view = checked_viewer(tensors, self._member_array(), start) if usable else None
+            self.__dict__["_viewer_"] = view = view or False
+        if callable(view):
+            try:
+                return view(self.aliases.get(key, key))
+            except (KeyError, ValueError):
+                pass
+        return self._array(key, writable=False)[1]
+
     def _member_array(self) -> np.ndarray:
         """program.safetensors as one uint8 array over the file's mapping, made on first
         use: every read-only constant is a view of it, the cheapest way numpy has to make
@@ -455,6 +474,7 @@ class Package:
         """Release the buffers; arrays still referenced keep the mapping alive until they go."""
         self._closed = True
         self.__dict__.pop("_member_array_", None)
+        self.__dict__.pop("_viewer_", None)
         st = self.__dict__.get("_st")
         if isinstance(st, memoryview):
             st.release()
