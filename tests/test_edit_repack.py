@@ -384,3 +384,40 @@ def test_a_repack_in_place_of_a_file_replaced_meanwhile_writes_nothing(
         ptn.repack(zipped)
     assert caught.value.rule == "ptn-concurrent-modification"
     assert zipped.read_bytes() == other_bytes
+
+
+class _Failing(dict):  # type: ignore[type-arg]
+    """A mapping whose items fail on access (a lazy loader that breaks)."""
+
+    def items(self):  # type: ignore[no-untyped-def]
+        raise RuntimeError("the loader broke")
+
+
+def test_a_mapping_failing_on_access_is_a_write_failure_while_preparing(tmp_path: Path) -> None:
+    path = tmp_path / "m.ptn"
+    with pytest.raises(PtnError) as caught:
+        ptn.save(path, program_for(), _Failing(w=1))
+    assert caught.value.rule == "ptn-write-failed"
+    assert caught.value.message == (
+        f"preparing {os.fspath(path)!r} failed: RuntimeError: the loader broke; "
+        "the destination is unchanged"
+    )
+    assert not path.exists()
+
+
+def test_mutable_keys_given_as_one_string_is_a_type_error_saying_why(tmp_path: Path) -> None:
+    with pytest.raises(TypeError) as caught:
+        ptn.save(tmp_path / "m.ptn", program_for(), {}, mutable_keys="kv")
+    assert str(caught.value) == (
+        "mutable_keys must be an iterable of keys such as ['kv'], not a str "
+        "(that would name each of its characters)"
+    )
+
+
+def test_the_temporary_file_is_new_and_not_inherited_by_children(tmp_path: Path) -> None:
+    import fcntl  # only this test needs it
+
+    dest = tmp_path / "m.ptn"
+    flags: list[int] = []
+    replace_file(dest, lambda fd: flags.append(fcntl.fcntl(fd, fcntl.F_GETFD)))
+    assert flags and flags[0] & fcntl.FD_CLOEXEC
