@@ -414,10 +414,18 @@ def test_mutable_keys_given_as_one_string_is_a_type_error_saying_why(tmp_path: P
     )
 
 
-def test_the_temporary_file_is_new_and_not_inherited_by_children(tmp_path: Path) -> None:
-    import fcntl  # only this test needs it
-
+def test_a_temporary_name_taken_by_another_writer_is_never_reused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Created exclusively: with every name taken (the token forced), the write fails
+    instead of writing into another writer's temporary file."""
     dest = tmp_path / "m.ptn"
-    flags: list[int] = []
-    replace_file(dest, lambda fd: flags.append(fcntl.fcntl(fd, fcntl.F_GETFD)))
-    assert flags and flags[0] & fcntl.FD_CLOEXEC
+    theirs = tmp_path / ".m.ptn.00000000.tmp"
+    theirs.write_bytes(b"another writer's")
+    monkeypatch.setattr(os, "urandom", lambda n: bytes(n))
+    with pytest.raises(PtnError) as caught:
+        ptn.save(dest, program_for(), {})
+    assert caught.value.rule == "ptn-write-failed"
+    assert f"no free temporary name beside {os.fspath(dest)!r}" in caught.value.message
+    assert theirs.read_bytes() == b"another writer's"
+    assert not dest.exists()
