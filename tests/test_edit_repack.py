@@ -236,6 +236,9 @@ def test_an_edit_that_changes_nothing_the_clock_sees_still_notices_the_size(
     with pytest.raises(PtnError) as caught:
         ptn.edit_metadata(src, change)
     assert caught.value.rule == "ptn-concurrent-modification"
+    assert caught.value.message.startswith(
+        f"{os.fspath(src)!r} was replaced, modified or retargeted by another program"
+    )
     assert src.read_bytes().endswith(b"junk")
 
 
