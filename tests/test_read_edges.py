@@ -29,7 +29,7 @@ def test_a_fresh_interpreter_reads_a_constant_through_the_lazy_import() -> None:
     code = (
         "import sys, ptn\n"
         "with ptn.load(sys.argv[1]) as pkg:\n"
-        "    print(pkg.constants[sys.argv[2]].tobytes().hex())\n"
+        "    print(pkg.constant(sys.argv[2]).array.tobytes().hex())\n"
     )
     proc = subprocess.run(
         [sys.executable, "-c", code, str(TINY), key], capture_output=True, text=True
