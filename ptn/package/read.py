@@ -267,6 +267,7 @@ class Package:
         return data
 
     def _member_bytes(self, buf: memoryview, name: str) -> memoryview:
+        # An absent member's bytes are never read (no keys, no metadata): any view would do.
         m = self._parsed.members.get(name)
         return buf[m.data_offset : m.data_offset + m.size] if m else memoryview(b"")
 

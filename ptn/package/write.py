@@ -321,6 +321,8 @@ def check_written(fd: int, path: str | os.PathLike[str], *, deep: bool = False) 
     try:
         findings, _ = check_package(view, deep=deep)
     finally:
+        # mm is None only for an empty file, which a ZipWriter never leaves; and skipping the
+        # close would only delay the unmapping to this return (nothing else holds the view).
         if mm is not None:
             close_mapping(view, mm)
     errors = [f for f in findings if f.severity == "error"]
