@@ -70,7 +70,8 @@ if TYPE_CHECKING:
     from ptn.package.atomic import BrokenHardLinks
     from ptn.package.diff import diff
     from ptn.package.edit import edit_metadata, repack, rewrite_metadata
-    from ptn.package.read import Package, load, read_metadata
+    from ptn.package.metadata_reads import read_metadata
+    from ptn.package.read import Package, load
     from ptn.package.write import save
     from ptn.remote.validate import validate
     from ptn_generated.metadata_model import PtnMetadata

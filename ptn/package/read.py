@@ -24,14 +24,15 @@ from ptn.core.gcpause import gc_paused
 from ptn.core.names import METADATA, PTG, SAFETENSORS
 from ptn.json.strict import MAX_JSON_BYTES, parse_json
 from ptn.metadata.document import Metadata
+from ptn.package.metadata_reads import MetadataReads
 from ptn.package.source import FileSource, Source
-from ptn.package.sparse import SparseBuffer, check_sparse, fetch_for_stages
+from ptn.package.sparse import SparseBuffer, check_sparse
 from ptn.package.validate import Parsed, broken_keys
 from ptn.program.methods import MethodInfo, methods_of
 from ptn.program.read import read_program
 from ptn.safetensors.aliases import resolve
 from ptn.safetensors.header import TensorInfo, entry_sizes
-from ptn.zip import Member, read_members
+from ptn.zip import Member
 from ptn.zip.inflate import inflate_pieces
 
 if TYPE_CHECKING:
@@ -91,7 +92,7 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-class Package:
+class Package(MetadataReads):
     """An open package. Use as a context manager or call ``close``.
 
     Strict (the default): the package is structurally valid, or opening it
@@ -438,38 +439,6 @@ class Package:
                 out[key] = to_torch(array)
             return out
 
-    def _metadata(self) -> Metadata:
-        metadata = self.metadata
-        if metadata is None:
-            raise PtnError(
-                "metadata-missing-name", "the package has no metadata.json", member=METADATA
-            )
-        return metadata
-
-    def metadata_int(self, name: str, **bounds: int) -> int:
-        return self._metadata().metadata_int(name, **bounds)
-
-    def metadata_ints(self, name: str, **bounds: int) -> list[int]:
-        return self._metadata().metadata_ints(name, **bounds)
-
-    def metadata_float(self, name: str) -> float:
-        return self._metadata().metadata_float(name)
-
-    def metadata_floats(self, name: str) -> list[float]:
-        return self._metadata().metadata_floats(name)
-
-    def metadata_str(self, name: str) -> str:
-        return self._metadata().metadata_str(name)
-
-    def metadata_strs(self, name: str) -> list[str]:
-        return self._metadata().metadata_strs(name)
-
-    def metadata_bool(self, name: str) -> bool:
-        return self._metadata().metadata_bool(name)
-
-    def metadata_bools(self, name: str) -> list[bool]:
-        return self._metadata().metadata_bools(name)
-
     def close(self) -> None:
         """Release the buffers; arrays still referenced keep the mapping alive until they go."""
         self._closed = True
@@ -515,28 +484,3 @@ def load(path: str | os.PathLike[str], *, strict: bool = True) -> Package:
 
 def _error_of(finding: Finding) -> PtnError:
     return PtnError(finding.rule, finding.message, member=finding.member, pointer=finding.pointer)
-
-
-def read_metadata(path: str | os.PathLike[str]) -> Metadata | None:
-    """Only the metadata (None when the package has none).
-
-    Reads the zip directory and the metadata member, nothing else (with ``pread``); a
-    container error is raised as the first ``zip-*`` error, a bad member as its own rule.
-    """
-    fd = open_regular(path)
-    try:
-        buf = SparseBuffer(FileSource(fd, os.fspath(path)))
-        try:
-            read = fetch_for_stages(buf, only=(METADATA,))
-            members, findings = read_members(buf.view) if read is None else read
-            error = first_error(findings)
-            if error is not None:
-                raise error
-            member = next((m for m in members if m.name == METADATA), None)
-            if member is None:
-                return None
-            return Metadata.parse(buf.view[member.data_offset : member.data_offset + member.size])
-        finally:
-            buf.close()
-    finally:
-        os.close(fd)
