@@ -286,3 +286,61 @@ def test_tensor_bytes_views_what_needs_no_copy_and_reads_back() -> None:
     assert bytes(st_tensors.tensor_bytes(np.zeros((2, 0), np.float32))) == b""
     big = np.arange(3, dtype=">i2")
     assert bytes(st_tensors.tensor_bytes(big)) == b"\x00\x00\x01\x00\x02\x00"
+
+
+@pytest.mark.parametrize(("begin", "warned"), [(1, True), (3, False)])
+def test_alignment_counts_from_the_member_start_when_the_data_starts_unaligned(
+    begin: int, warned: bool
+) -> None:
+    """A header of any length: the data may start at 1 mod 4, where [1, 5) is unaligned
+    and [3, 7) aligned; the lean pass must warn exactly as the full check does."""
+    header = {"a": entry("U8", [begin], [0, begin]), "b": entry("F32", [1], [begin, begin + 4])}
+    raw = json.dumps(header).encode()
+    raw += b" " * ((57 - len(raw)) % 64)  # data starts at 8 + len(raw) = 1 mod 64
+    image = struct.pack("<Q", len(raw)) + raw + bytes(begin + 4)
+    start = 8 + len(raw)
+    assert start % 4 == 1
+    expected = [
+        ("st-unaligned-tensor", W, MEMBER, "/b/data_offsets",
+         f"data at member offset {start + 1} is not 4-byte aligned"),
+    ]  # fmt: skip
+    assert found(image) == (expected if warned else [])
+
+
+# --- writing --------------------------------------------------------------------------
+
+
+def test_numpy_integer_dimensions_are_written_as_json_integers() -> None:
+    prefix, layout = st_tensors.plan_layout([("t", "I16", [np.int64(2), np.uint8(3)], 12)])
+    assert layout == [("t", 0, 12)]
+    assert json.loads(prefix[8:]) == {
+        "t": {"dtype": "I16", "shape": [2, 3], "data_offsets": [0, 12]}
+    }
+
+
+def test_the_planned_header_is_compact_json_padded_with_spaces_only() -> None:
+    prefix, _ = st_tensors.plan_layout([("t", "U8", [3], 3)])
+    text = prefix[8:]
+    assert len(prefix) % 64 == 0 and int.from_bytes(prefix[:8], "little") == len(text)
+    body = text.rstrip(b" ")
+    assert body == b'{"t":{"data_offsets":[0,3],"dtype":"U8","shape":[3]}}'  # sorted keys
+
+
+def test_a_reserved_key_as_a_tensor_name_is_refused_whole() -> None:
+    with pytest.raises(PtnError) as caught:
+        st_tensors.plan_layout([("__metadata__", "U8", [1], 1)])
+    err = caught.value
+    assert (err.rule, err.member, err.pointer) == ("st-reserved-key", MEMBER, "/__metadata__")
+    assert "__metadata__ is not a tensor key" in str(err)
+
+
+def test_the_dtype_name_cache_holds_names_and_stays_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Memory stays bounded however many distinct dtypes are named (spec section 10)."""
+    monkeypatch.setattr(st_tensors, "_NAMES", {})
+    monkeypatch.setattr(st_tensors, "_MAX_NAMES", 2)
+    for spec in ("<f4", ">f4", "<i8", ">i8"):
+        st_tensors.dtype_name(np.dtype(spec))
+    assert st_tensors._NAMES == {np.dtype("<f4"): "F32", np.dtype(">f4"): "F32"}
+    assert st_tensors.dtype_name(np.dtype(">i8")) == "I64"  # named, just not cached
