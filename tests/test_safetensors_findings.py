@@ -344,3 +344,17 @@ def test_the_dtype_name_cache_holds_names_and_stays_bounded(
         st_tensors.dtype_name(np.dtype(spec))
     assert st_tensors._NAMES == {np.dtype("<f4"): "F32", np.dtype(">f4"): "F32"}
     assert st_tensors.dtype_name(np.dtype(">i8")) == "I64"  # named, just not cached
+
+
+def test_a_view_of_a_package_array_is_based_on_that_array() -> None:
+    """What ``Package`` passes (a 1-D contiguous uint8 array) is what every view holds:
+    no second array is made over its buffer."""
+    holder = np.frombuffer(bytearray(np.arange(4, dtype="<f4").tobytes()), np.uint8)
+    view = st_tensors.tensor_view(holder, 0, st_header.TensorInfo("a", "F32", (2, 2), 0, 16))
+    assert view.base is holder
+    assert view.tolist() == [[0, 1], [2, 3]]
+
+
+def test_tensor_bytes_takes_what_numpy_can_make_an_array_of() -> None:
+    assert bytes(st_tensors.tensor_bytes([1, 2])) == np.array([1, 2]).tobytes()
+    assert bytes(st_tensors.tensor_bytes(np.float32(1.5))) == np.float32(1.5).tobytes()

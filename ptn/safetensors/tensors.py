@@ -120,7 +120,7 @@ def dtype_of(array: np.ndarray) -> str:
 
 def tensor_bytes(array: np.ndarray) -> memoryview:
     """Little-endian C-contiguous bytes of ``array``; copies only when it must."""
-    a = array if type(array) is np.ndarray else np.asarray(array)
+    a = np.asarray(array)
     name = _NAMES.get(a.dtype) or dtype_name(a.dtype)
     if a.dtype.byteorder == ">" or not a.flags.c_contiguous:
         a = np.ascontiguousarray(a, dtype=_numpy_dtype(name))
