@@ -4,11 +4,13 @@ less than asked."""
 from __future__ import annotations
 
 import io
+import struct
 import warnings
 import zipfile
 
 import pytest
 
+from ptn.core.errors import PtnError
 from ptn.zip import read_members
 from ptn.zip.writer import ZipWriter
 
@@ -58,3 +60,39 @@ def test_a_file_that_writes_less_than_asked_gets_the_whole_archive(sized: bool) 
         assert z.testzip() is None
         assert {n: z.read(n) for n in z.namelist()} == content
     assert [m.name for m in members] == list(content)
+
+
+def _with_stray_locator(data: bytes) -> bytes:
+    """``data`` with a zip64 locator before its end record, pointing at offset 0 (a local
+    header): no zip64 end record is where it says, nor just before it."""
+    eocd = len(data) - 22
+    locator = struct.pack("<IIQI", 0x07064B50, 0, 0, 1)
+    return data[:eocd] + locator + data[eocd:]
+
+
+def test_a_locator_without_its_zip64_record_falls_back_to_the_end_record() -> None:
+    data = _with_stray_locator(_archive(["a", "b"]))
+    members, findings = read_members(data)
+    assert [m.name for m in members] == ["a", "b"]
+    errors = [(f.rule, f.message) for f in findings if f.severity == "error"]
+    assert errors == [
+        (
+            "zip-bad-zip64",
+            "a zip64 locator precedes the end record but no zip64 end record is at offset 0 "
+            "(or just before the locator); using the 32-bit end record",
+        ),
+        (
+            "zip-unreferenced-data",
+            f"20 bytes between the end of the central directory (offset {len(data) - 42}) "
+            "and the end records belong to no record",
+        ),
+    ]
+
+
+def test_a_locator_without_its_zip64_record_is_fatal_when_the_end_record_is_saturated() -> None:
+    data = bytearray(_with_stray_locator(_archive(["a"])))
+    struct.pack_into("<HH", data, len(data) - 14, 0xFFFF, 0xFFFF)  # entry counts: see zip64
+    with pytest.raises(PtnError) as caught:
+        read_members(bytes(data))
+    assert caught.value.rule == "zip-bad-zip64"
+    assert str(caught.value).endswith("; the directory cannot be located")
