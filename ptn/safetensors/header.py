@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
+from itertools import count
 from math import prod
 from operator import itemgetter, sub
 from typing import Any, NamedTuple
@@ -193,6 +194,7 @@ class _CheckedEntries(Mapping[str, TensorInfo]):
         built = self._built
         if built is None:
             with gc_paused():
+                # shallow: skips a scan this text already passed (without it: slower, same result)
                 header, _ = parse_json_fast(self._raw, unique_names=False, shallow=_vouch)
                 header.pop(METADATA_KEY, None)
                 built = self._built = _columns_of(header.values())
@@ -202,7 +204,7 @@ class _CheckedEntries(Mapping[str, TensorInfo]):
 
     def _position(self) -> dict[str, int]:
         if self._index is None:  # str -> int: untracked by the collector
-            self._index = dict(zip(self._keys, range(len(self._keys)), strict=True))
+            self._index = dict(zip(self._keys, count()))
         return self._index
 
     def __getitem__(self, key: str) -> TensorInfo:

@@ -57,7 +57,9 @@ class Directory(NamedTuple):
 
     entries: tuple[CentralEntry, ...]
     complete: bool
-    """Every counted entry was read and resolved: unaccounted bytes are then findings."""
+    """Every counted entry was read and resolved: unaccounted bytes are then findings.
+
+    Only ever tested for truth (so ``None`` in place of ``False`` is an equivalent mutant)."""
 
 
 def read_directory(mv: memoryview, ends: EndRecords, sink: Sink) -> Directory:

@@ -170,12 +170,16 @@ class ZipWriter:
             self._broken = True
 
     def _write(self, data: Buffer) -> None:
+        self._pos += self._write_all(data)
+
+    def _write_all(self, data: Buffer) -> int:
+        """Write all of ``data`` at the file's position; returns its length."""
         view = byte_view(data)
         done = 0
         while done < len(view):  # raw (unbuffered) files may write less than asked
             wrote = self._f.write(view[done:] if done else view)
             done += len(view) - done if wrote is None else wrote
-        self._pos += len(view)
+        return len(view)
 
     def _check_usable(self) -> None:
         if self._closed:
@@ -341,11 +345,11 @@ class ZipWriter:
         end = self._base + self._pos
         self._f.seek(self._base + header_offset + 14)
         if zip64:
-            self._f.write(struct.pack("<I", crc))
+            self._write_all(struct.pack("<I", crc))
             self._f.seek(self._base + header_offset + 30 + len(raw) + 4)
-            self._f.write(struct.pack("<QQ", total, total))
+            self._write_all(struct.pack("<QQ", total, total))
         else:
-            self._f.write(struct.pack("<III", crc, total, total))
+            self._write_all(struct.pack("<III", crc, total, total))
         self._f.seek(end)
         member = Member(name, header_offset, data_offset, total, crc)
         self._written.append(_Written(raw, flags, member))
