@@ -1,0 +1,94 @@
+"""Exact refusals of the program.ptg verifier, each from one edit of a real program.
+
+test_program.py judges every single-byte edit (a decode or a ptg- finding); these pin
+which refusal, where and at which boundary (docs/mutation-testing.md: a mutation run
+found them unasserted), and that a second layout object decodes as the bundled one.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from ptn.core.resources import schema_text
+from ptn.program.layout import load_layout, parse_layout
+from ptn.program.plain import to_plain
+from ptn.program.verify import Refusal, Verifier
+
+REAL = Path(__file__).resolve().parent / "fixtures" / "real"
+
+
+def real(name: str = "dynamic_batch") -> bytes:
+    with zipfile.ZipFile(REAL / f"{name}.ptn") as z:
+        return z.read("program.ptg")
+
+
+def root_table(data: bytes) -> tuple[int, int, int]:
+    """The root table's position, its vtable's position and its inline size."""
+    (pos,) = struct.unpack_from("<I", data, 0)
+    vt = pos - struct.unpack_from("<i", data, pos)[0]
+    return pos, vt, struct.unpack_from("<H", data, vt + 2)[0]
+
+
+def edited(data: bytes, at: int, fmt: str, value: int) -> bytes:
+    out = bytearray(data)
+    struct.pack_into(fmt, out, at, value)
+    return bytes(out)
+
+
+def own_vtable(data: bytes) -> tuple[bytes, int, int]:
+    """The program with a copy of the root's vtable appended, used by the root alone
+    (FlatBuffers writers share equal vtables between tables): (data, root, vtable)."""
+    pos, vt, _ = root_table(data)
+    (vsize,) = struct.unpack_from("<H", data, vt)
+    new_vt = len(data) + (len(data) & 1)
+    out = bytearray(data) + bytes(new_vt - len(data)) + data[vt : vt + vsize]
+    struct.pack_into("<i", out, pos, pos - new_vt)
+    return bytes(out), pos, new_vt
+
+
+def refusal(data: bytes) -> Refusal:
+    with pytest.raises(Refusal) as caught:
+        Verifier(data).root()
+    return caught.value
+
+
+def test_a_table_inline_size_must_cover_its_vtable_offset_and_fit() -> None:
+    data, pos, vt = own_vtable(real())
+    for tsize in (3, len(data) - pos + 1):
+        got = refusal(edited(data, vt + 2, "<H", tsize))
+        assert (got.rule, got.pointer) == ("ptg-malformed", "")
+        assert got.message == (
+            f"Program table at byte {pos} declares {tsize} inline bytes: fewer than 4, or "
+            "past the end of the buffer"
+        )
+    # Exactly to the end of the buffer is allowed.
+    whole = Verifier(edited(data, vt + 2, "<H", len(data) - pos)).root()
+    assert to_plain(whole) == to_plain(Verifier(real()).root())
+
+
+def test_a_misaligned_field_is_refused_at_that_field() -> None:
+    data = real()
+    pos, vt, tsize = root_table(data)
+    slot = vt + 4 + 2 * 1  # Program.methods, an offset: 4-byte aligned
+    (off,) = struct.unpack_from("<H", data, slot)
+    moved = off - 1 if off - 1 >= 4 else off + 1
+    assert moved + 4 <= tsize  # it still fits: only its alignment is wrong
+    got = refusal(edited(data, slot, "<H", moved))
+    assert (got.rule, got.pointer) == ("ptg-malformed", "/methods")
+    assert got.message == f"field Program.methods at byte {pos + moved} is not 4-byte aligned"
+
+
+@pytest.mark.parametrize("name", ["dynamic_batch", "cnn", "input_mutation"])
+def test_a_second_layout_object_decodes_as_the_bundled_one(name: str) -> None:
+    """Plans are made once per layout object: a fresh one (parsed again) makes its own,
+    and scalars, bools among them, decode to the same values and types."""
+    data = real(name)
+    fresh = parse_layout(json.loads(schema_text("program-layout")))
+    assert fresh is not load_layout()
+    mine, bundled = to_plain(Verifier(data, fresh).root()), to_plain(Verifier(data).root())
+    assert json.dumps(mine, sort_keys=True) == json.dumps(bundled, sort_keys=True)
