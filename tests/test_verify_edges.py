@@ -11,6 +11,7 @@ import json
 import struct
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,6 +21,7 @@ from ptn.program.plain import to_plain
 from ptn.program.verify import Refusal, Verifier
 
 REAL = Path(__file__).resolve().parent / "fixtures" / "real"
+LAYOUT = load_layout()
 
 
 def real(name: str = "dynamic_batch") -> bytes:
@@ -67,8 +69,10 @@ def test_a_table_inline_size_must_cover_its_vtable_offset_and_fit() -> None:
             "past the end of the buffer"
         )
     # Exactly to the end of the buffer is allowed.
-    whole = Verifier(edited(data, vt + 2, "<H", len(data) - pos)).root()
-    assert to_plain(whole) == to_plain(Verifier(real()).root())
+    # root_string checks the root's header on its own (the walk checks inline first).
+    whole = edited(data, vt + 2, "<H", len(data) - pos)
+    assert Verifier(whole).root_string("version") == Verifier(real()).root_string("version")
+    assert to_plain(Verifier(whole).root()) == to_plain(Verifier(real()).root())
 
 
 def test_a_misaligned_field_is_refused_at_that_field() -> None:
@@ -83,12 +87,34 @@ def test_a_misaligned_field_is_refused_at_that_field() -> None:
     assert got.message == f"field Program.methods at byte {pos + moved} is not 4-byte aligned"
 
 
+def scalar_types(table: str, plain: dict[str, Any]) -> set[tuple[str, str, type]]:
+    """(table, field, Python type) of every scalar field in a decoded program's plain form."""
+    out = set()
+    for f in LAYOUT.tables[table].fields:
+        value = plain.get(f.name)
+        if f.kind == "table" and value is not None:
+            out |= scalar_types(f.table or "", value)
+        elif f.kind == "vector" and f.items == "table":
+            for item in value or ():
+                out |= scalar_types(f.table or "", item)
+        elif f.kind == "union" and value is not None:
+            out |= scalar_types(value[0], value[1])
+        elif f.kind not in ("string", "vector", "table", "union") and value is not None:
+            out.add((table, f.name, type(value)))
+    return out
+
+
 @pytest.mark.parametrize("name", ["dynamic_batch", "cnn", "input_mutation"])
 def test_a_second_layout_object_decodes_as_the_bundled_one(name: str) -> None:
     """Plans are made once per layout object: a fresh one (parsed again) makes its own,
-    and scalars, bools among them, decode to the same values and types."""
+    decodes the same values, and bools as bools, every other scalar as a number."""
     data = real(name)
     fresh = parse_layout(json.loads(schema_text("program-layout")))
-    assert fresh is not load_layout()
+    assert fresh is not LAYOUT
     mine, bundled = to_plain(Verifier(data, fresh).root()), to_plain(Verifier(data).root())
     assert json.dumps(mine, sort_keys=True) == json.dumps(bundled, sort_keys=True)
+    kinds = {(t, f.name): f.kind for t, table in LAYOUT.tables.items() for f in table.fields}
+    found = scalar_types(LAYOUT.root, mine)
+    assert ("Node", "op_kind", int) in found  # every program has nodes
+    for table, field, kind in found:
+        assert (kind is bool) == (kinds[table, field] == "bool"), (table, field, kind)
