@@ -16,9 +16,10 @@ from typing import Any
 import pytest
 
 from ptn.core.resources import schema_text
-from ptn.program.layout import load_layout, parse_layout
+from ptn.program.layout import SCALAR_FORMATS, load_layout, parse_layout
 from ptn.program.plain import to_plain
 from ptn.program.verify import Refusal, Verifier
+from ptn.testing import hostile
 
 REAL = Path(__file__).resolve().parent / "fixtures" / "real"
 LAYOUT = load_layout()
@@ -118,3 +119,64 @@ def test_a_second_layout_object_decodes_as_the_bundled_one(name: str) -> None:
     assert ("Node", "op_kind", int) in found  # every program has nodes
     for table, field, kind in found:
         assert (kind is bool) == (kinds[table, field] == "bool"), (table, field, kind)
+
+
+def test_a_field_past_its_table_is_refused_at_that_field() -> None:
+    data = real()
+    pos, vt, tsize = root_table(data)
+    slot = vt + 4 + 2 * 1  # Program.methods
+    past = (tsize - 3 + 3) // 4 * 4  # aligned, but its 4 bytes end past the inline size
+    got = refusal(edited(data, slot, "<H", past))
+    assert (got.rule, got.pointer) == ("ptg-malformed", "/methods")
+    assert got.message == (
+        f"field Program.methods at offset {past} of the table at byte {pos} does not fit in "
+        f"its {tsize} inline bytes"
+    )
+
+
+class _NoMemo(dict[Any, Any]):
+    """A memo that never hits: every offset reached is walked again."""
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return None
+
+
+def _decoded_size(data: bytes, key: tuple[int, str]) -> int:
+    """Bytes of the string or vector at ``key`` (its length word, items, a string's NUL)."""
+    pos, kind = key
+    (n,) = struct.unpack_from("<I", data, pos)
+    if kind == "":
+        return 4 + n + 1
+    items = kind[1:-1]
+    fmt = SCALAR_FORMATS.get(items)
+    return 4 + n * (struct.calcsize("<" + fmt) if fmt and items not in LAYOUT.tables else 4)
+
+
+@pytest.mark.parametrize(
+    ("data", "sharing"),
+    [
+        (real("dynamic_batch"), False),
+        (real("cnn"), False),
+        (hostile.doubling_program(2), True),
+        (hostile.shared_program(5, width=0), True),
+    ],
+    ids=["dynamic_batch", "cnn", "doubling", "shared"],
+)
+def test_the_walk_counts_each_object_as_a_walk_without_sharing_would(
+    data: bytes, sharing: bool
+) -> None:
+    """The bounds of spec section 10 rest on three counts: objects verified (each distinct
+    one once), objects reached as if every shared offset were walked again (what a memo
+    hit adds must be its subtree), and bytes of distinct strings and vectors decoded."""
+    shared = Verifier(data)
+    shared.root()
+    assert shared.visited == len(shared.memo)
+    tables = {k for k in shared.memo if k[1] in LAYOUT.tables}
+    assert shared.decoded == sum(_decoded_size(data, k) for k in set(shared.memo) - tables)
+    walked = Verifier(data)
+    walked.memo = _NoMemo()
+    walked._overlap = lambda pos: None  # type: ignore[method-assign]  # it decodes shared ones again
+    walked.root()
+    assert walked.expanded == shared.expanded
+    assert (shared.expanded > shared.visited) == sharing
+    assert walked.visited == walked.expanded  # no sharing: each reach verifies again
