@@ -115,3 +115,42 @@ def test_gemma3_local_rope_base_from_rope_parameters() -> None:
         "llm-config-conflict",
         "/rope_local_base_freq",
     )
+
+
+def test_the_older_private_pattern_field_sets_the_period() -> None:
+    """Gemma 3 configs saved before ``sliding_window_pattern`` spell it with an underscore."""
+    windows = derive({**GEMMA3, "_sliding_window_pattern": 3})["get_windows"]
+    assert windows == [4096, 4096, 0, 4096, 4096, 0]
+    assert derive(GEMMA3)["get_windows"] == [4096] * 5 + [0]
+
+
+def test_geometry_left_out_says_which_fields_are_missing() -> None:
+    config = {k: v for k, v in MISTRAL.items() if k != "hidden_size"}
+    with pytest.warns(HfConfigWarning) as record:
+        got = from_hf_config(config)
+    assert "get_n_caches" not in got
+    assert "(no head_dim, and no hidden_size and num_attention_heads)" in str(record[0].message)
+
+
+def test_a_layer_types_list_of_the_wrong_length_says_both_counts() -> None:
+    with pytest.raises(PtnError) as caught:
+        derive({**MISTRAL, "model_type": "gemma2", "layer_types": ["full_attention"] * 3})
+    assert caught.value.message == (
+        "layer_types and num_hidden_layers disagree: 3 layer types for 4 layers; fix one of them"
+    )
+
+
+def test_long_values_are_shown_cut_to_sixty_characters() -> None:
+    name = "x" * 100
+    with pytest.warns(HfConfigWarning) as record:
+        from_hf_config({**MISTRAL, "model_type": name})
+    shown = "'" + "x" * 56 + "..."
+    assert str(record[0].message).startswith(f"model_type {shown} is not in ptn.llm's table")
+
+
+def test_warnings_point_at_the_caller() -> None:
+    """Under mutmut this fails whatever the mutant (its trampoline adds a frame), so
+    ``[tool.mutmut]`` deselects it; the pinned mutant run keeps it."""
+    with pytest.warns(HfConfigWarning) as record:
+        from_hf_config({**MISTRAL, "model_type": "brand_new"})
+    assert {w.filename for w in record} == {__file__}

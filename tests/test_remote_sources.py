@@ -1,9 +1,9 @@
-"""FsspecSource on fsspec's in-memory filesystem: exact ranges, counts, deadlines, errors.
+"""ptn.remote.sources: which targets are URLs, and FsspecSource on fsspec's memory://.
 
 test_remote.py compares whole verdicts over ``memory://``; these pin the source's own
 contract (docs/mutation-testing.md found it unasserted): the bytes of each read and
-stream, the requests and bytes it counts, the caller's deadline, and that every
-refusal is a ``ptn-io-error`` naming the URL.
+stream, the requests and bytes it counts, the caller's deadline (also for HTTP), and
+that every refusal is a ``ptn-io-error`` naming the URL.
 """
 
 from __future__ import annotations
@@ -11,13 +11,15 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from range_server import Store, serve
 
 from ptn.core.errors import PtnIOError
 from ptn.package.sparse import STREAM_CHUNK, TAIL
 from ptn.remote.base import OutOfTime, TransferStats
-from ptn.remote.sources import FsspecSource, open_source
+from ptn.remote.sources import FsspecSource, is_url, open_source
 
 fsspec = pytest.importorskip("fsspec")
 
@@ -100,3 +102,45 @@ def test_without_fsspec_only_http_is_read(monkeypatch: pytest.MonkeyPatch) -> No
         open_source("s3://bucket/m.ptn")
     assert caught.value.message.startswith("s3://bucket/m.ptn: s3:// needs fsspec")
     assert caught.value.message.endswith("only http:// and https:// are read")
+
+
+def test_a_read_that_fails_is_an_io_error_naming_the_url(stored: bytes) -> None:
+    source = FsspecSource(URL)
+    fsspec.filesystem("memory").rm("/ptn-fsspec-test/data.bin")
+    with pytest.raises(PtnIOError) as caught:
+        source.read(0, 10)
+    assert caught.value.message.startswith(f"{URL}: read failed: FileNotFoundError")
+    fsspec.filesystem("memory").pipe("/ptn-fsspec-test/data.bin", stored)  # for the fixture
+
+
+def test_the_deadline_reaches_an_http_source() -> None:
+    store = Store()
+    store.files["d.ptn"] = bytes(100)
+    with serve(store) as base:
+        with pytest.raises(OutOfTime):
+            open_source(f"{base}/ok/d.ptn", deadline=time.monotonic() - 1)
+        later = time.monotonic() + 3600
+        source = open_source(f"{base}/ok/d.ptn", deadline=later)
+        try:
+            assert source.deadline == later and source.size == 100
+        finally:
+            source.close()
+
+
+@pytest.mark.parametrize(
+    ("target", "url"),
+    [
+        ("https://host/m.ptn", True),
+        ("s3://bucket/m.ptn", True),
+        ("git+ssh://host/m.ptn", True),
+        ("model.ptn", False),
+        ("dir/model.ptn", False),
+        ("C:\\models\\m.ptn", False),
+        ("1ab://host/m.ptn", False),
+        ("https:/host/m.ptn", False),
+        (Path("https://host/m.ptn"), False),  # a Path is a local path, whatever it spells
+        (b"https://host/m.ptn", False),
+    ],
+)
+def test_which_targets_are_urls(target: object, url: bool) -> None:
+    assert is_url(target) is url
