@@ -180,3 +180,13 @@ def test_the_walk_counts_each_object_as_a_walk_without_sharing_would(
     assert walked.expanded == shared.expanded
     assert (shared.expanded > shared.visited) == sharing
     assert walked.visited == walked.expanded  # no sharing: each reach verifies again
+
+
+def test_a_table_at_the_end_of_the_buffer_is_refused() -> None:
+    data = real()
+    for end in (len(data) + (-len(data) & 3), len(data) + (-len(data) & 3) + 4):
+        got = refusal(edited(data, 0, "<I", end))
+        assert (got.rule, got.pointer) == ("ptg-malformed", "")
+        assert got.message == (
+            f"Program table at byte {end} runs past the end of the {len(data)}-byte buffer"
+        )
