@@ -154,3 +154,9 @@ def test_warnings_point_at_the_caller() -> None:
     with pytest.warns(HfConfigWarning) as record:
         from_hf_config({**MISTRAL, "model_type": "brand_new"})
     assert {w.filename for w in record} == {__file__}
+
+
+def test_qwen2_without_use_sliding_window_has_no_sliding_layers() -> None:
+    """Its class default is False: a sliding_window alone does not make layers slide."""
+    got = derive({**MISTRAL, "model_type": "qwen2"})
+    assert got["get_windows"] == [0] * 4
