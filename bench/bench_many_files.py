@@ -102,9 +102,11 @@ def main() -> None:
         per_file(args.runs, args.before)
         return
     root = Path(tempfile.mkdtemp(prefix="ptn-many-"))
+    alone = Path(tempfile.mkdtemp(prefix="ptn-one-"))
     try:
         for i in range(args.files):
             shutil.copyfile(TINY, root / f"m{i:05}.ptn")
+        shutil.copyfile(TINY, alone / "m00000.ptn")
         ptn = [sys.executable, "-m", "ptn.cli", "validate", *(["--fast"] * args.fast)]
         commands = {
             "zipfile testzip() loop": [sys.executable, "-c", TESTZIP, str(root)],
@@ -121,15 +123,23 @@ def main() -> None:
                 commands[name] = [*ptn, jobs, str(root)]
                 envs[name], cwds[name] = tree_env(tree), tree
         times: dict[str, list[float]] = {name: [] for name in commands}
+        start_up: dict[str, list[float]] = {name: [] for name in commands}
         for _ in range(args.runs):
             for name, command in commands.items():
-                start = time.perf_counter()
-                subprocess.run(
-                    command, check=True, stdout=subprocess.DEVNULL, env=envs[name], cwd=cwds[name]
-                )
-                times[name].append(time.perf_counter() - start)
+                for where, into in ((root, times), (alone, start_up)):
+                    run = [str(alone) if c == str(root) else c for c in command]
+                    start = time.perf_counter()
+                    subprocess.run(
+                        run if where is alone else command,
+                        check=True,
+                        stdout=subprocess.DEVNULL,
+                        env=envs[name],
+                        cwd=cwds[name],
+                    )
+                    into[name].append(time.perf_counter() - start)
     finally:
         shutil.rmtree(root)
+        shutil.rmtree(alone)
     median = {name: statistics.median(t) for name, t in times.items()}
     base = median["zipfile testzip() loop"]
 
@@ -141,14 +151,26 @@ def main() -> None:
         f"{args.files} copies of {TINY.name} ({TINY.stat().st_size:,} bytes), "
         f"wall-clock medians of {args.runs}; paired: the median of each round's ratio\n"
     )
-    print("| command | s | files/s | time x testzip loop (paired) | speed x -j1 (paired) |")
-    print("| --- | --- | --- | --- | --- |")
+    # After start-up: each round's whole run less its one-file run, per further file.
+    after = {
+        name: [(t - s) / (args.files - 1) for t, s in zip(times[name], start_up[name], strict=True)]
+        for name in commands
+    }
+    print(
+        "| command | s | files/s | time x testzip loop (paired) | speed x -j1 (paired) "
+        "| start-up (1 file), s | per file after start-up, µs | speed x -j1 after start-up |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for name, seconds in median.items():
         one = name.replace("-j2", "-j1")
+        per = statistics.median(after[name])
+        gain = statistics.median(a / b for a, b in zip(after[one], after[name], strict=True))
         print(
             f"| {name} | {seconds:.2f} | {args.files / seconds:,.0f} | {seconds / base:.2f}x "
             f"({paired(name, 'zipfile testzip() loop'):.2f}x) | "
-            f"{median[one] / seconds:.2f}x ({paired(one, name):.2f}x) |"
+            f"{median[one] / seconds:.2f}x ({paired(one, name):.2f}x) | "
+            f"{statistics.median(start_up[name]):.3f} | {per * 1e6:,.0f} | "
+            f"{gain:.2f}x |"
         )
 
 

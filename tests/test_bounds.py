@@ -423,6 +423,7 @@ def test_validate_time_limit_interrupts_a_stage_in_the_main_thread(
         yield from ()
 
     monkeypatch.setattr(ptn.remote.sparse, "sparse_stages", stuck)
+    monkeypatch.setenv("PTN_NATIVE", "0")  # stall the Python stages, not native
     report = ptn.validate(_tiny(), time_limit=0.2)
     assert [f.rule for f in report.findings] == ["ptn-timeout"]
     assert signal.getsignal(signal.SIGALRM) == signal.SIG_DFL  # handler restored
@@ -439,6 +440,7 @@ def test_validate_time_limit_between_stages_in_another_thread(
             yield Finding("zip-crc-mismatch", "error", None, None, f"#{i}")
 
     monkeypatch.setattr(ptn.remote.sparse, "sparse_stages", slow)
+    monkeypatch.setenv("PTN_NATIVE", "0")  # stall the Python stages, not native
     reports: list[ptn.Report] = []
     worker = threading.Thread(target=lambda: reports.append(ptn.validate(_tiny(), time_limit=0.1)))
     worker.start()

@@ -158,6 +158,7 @@ def test_per_file_time_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
         yield from ()
 
     monkeypatch.setattr("ptn.remote.sparse.sparse_stages", stuck)
+    monkeypatch.setenv("PTN_NATIVE", "0")  # stall the Python stages, not native
     _, findings = runner.check_one(str(TINY), True, 0.2)
     assert [f.rule for f in findings] == ["ptn-timeout"]
 
@@ -512,9 +513,17 @@ def test_summary_line_uses_correct_plurals(severities: list[list[str]]) -> None:
     )
 
 
+def _sub(group: click.Group, name: str) -> click.Command:
+    """A subcommand, as click finds it (``ptn``'s group imports a command's module then)."""
+    command = group.get_command(click.Context(group), name)
+    assert command is not None, name
+    return command
+
+
 def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
     found = [prefix]
-    for name, command in group.commands.items():
+    for name in group.list_commands(click.Context(group)):
+        command = _sub(group, name)
         if isinstance(command, click.Group):
             found += _commands(command, (*prefix, name))
         else:
@@ -530,9 +539,10 @@ def test_help_never_wraps_a_rule_id(width: int) -> None:
     runner = CliRunner()
     checked = 0
     for path in _commands(cli):
-        command = cli
+        command: click.Command = cli
         for name in path:
-            command = command.commands[name]  # type: ignore[attr-defined]
+            assert isinstance(command, click.Group)
+            command = _sub(command, name)
         texts = [command.help or ""] + [getattr(p, "help", None) or "" for p in command.params]
         wanted = {r for r in rule_ids if any(r in text for text in texts)}
         out = runner.invoke(cli, [*path, "--help"], terminal_width=width).output

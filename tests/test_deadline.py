@@ -75,6 +75,7 @@ def _busy(buf: object, deep: bool = False) -> Iterator[Finding]:
 
 def test_a_busy_stage_in_a_thread_is_stopped(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ptn.remote.sparse, "sparse_stages", _busy)
+    monkeypatch.setenv("PTN_NATIVE", "0")  # stall the Python stages, not native
     with ThreadPoolExecutor(1) as pool:
         report = pool.submit(ptn.validate, TINY, time_limit=0.3).result()
     assert _rules(report) == ["ptn-timeout"]
@@ -97,6 +98,7 @@ def test_dask_tasks_are_stopped_by_the_time_limit(
 ) -> None:
     distributed = pytest.importorskip("distributed")
     monkeypatch.setattr(ptn.remote.sparse, "sparse_stages", _busy)
+    monkeypatch.setenv("PTN_NATIVE", "0")  # stall the Python stages, not native
     out = tmp_path / "out.jsonl"
     with (
         distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False) as cluster,

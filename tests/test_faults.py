@@ -24,7 +24,7 @@ import ptn
 from ptn.batch import validate_many
 from ptn.cli.main import cli
 from ptn.package.diff import CHUNK_BYTES
-from ptn.package.sparse import FileSource
+from ptn.package.source import FileSource
 from ptn.testing import hostile, program_for
 
 REPO = Path(__file__).resolve().parent.parent

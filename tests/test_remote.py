@@ -22,7 +22,7 @@ from range_server import Store, serve
 
 import ptn
 from ptn.cli.main import cli
-from ptn.package.sparse import FileSource
+from ptn.package.source import FileSource
 from ptn.package.validate import iter_findings
 from ptn.remote import sources
 from ptn.remote.package import RemotePackage

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -63,7 +64,9 @@ def installed(fresh_clone: Path, tmp_path_factory: pytest.TempPathFactory) -> In
     pip = [sys.executable, "-m", "pip"]
     _checked([*pip, "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", dist, fresh_clone])
     (wheel,) = dist.glob("*.whl")
-    assert wheel.name == f"ptn_tools-{ptn.__version__}-py3-none-any.whl"
+    # The native validator (setup.py) makes it a wheel of this interpreter and platform.
+    python = f"cp{sys.version_info.major}{sys.version_info.minor}"
+    assert wheel.name.startswith(f"ptn_tools-{ptn.__version__}-{python}-{python}-"), wheel.name
     # No system site-packages, no pip of its own (this pip installs into it): only the wheel
     # and the dependencies it declares, from the package index.
     _checked([sys.executable, "-m", "venv", "--without-pip", venv])
@@ -89,6 +92,29 @@ def test_validate_and_python_m_ptn(installed: Installed) -> None:
     assert proc.returncode == 1 and "llm-token-id-out-of-range" in proc.stdout
     report = json.loads(installed.ptn("validate", "--json", "model.ptn").stdout)
     assert report["tool_version"] == ptn.__version__
+
+
+def test_the_wheel_validates_natively(installed: Installed) -> None:
+    names = zipfile.ZipFile(installed.wheel).namelist()
+    assert [n for n in names if n.startswith("ptn/package/_native.") and n.endswith(".so")]
+    assert "ptn/package/_native.pyi" in names
+    code = "from ptn.package import native; print(native.available())"
+    assert installed.python("-c", code).stdout.strip() == "True"
+
+
+def test_without_a_compiler_the_build_goes_on(fresh_clone: Path, tmp_path: Path) -> None:
+    """The extension is optional: no C++ compiler, no extension, and ptn validates in Python."""
+    source = tmp_path / "src"  # not the module's clone: its build/ holds a compiled extension
+    shutil.copytree(fresh_clone, source, ignore=shutil.ignore_patterns("build", "*.egg-info"))
+    env = {**os.environ, "CC": "false", "CXX": "false"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+         "-w", str(tmp_path), str(source)],
+        capture_output=True, text=True, check=False, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    (wheel,) = tmp_path.glob("*.whl")
+    assert not [n for n in zipfile.ZipFile(wheel).namelist() if n.endswith(".so")]
 
 
 def test_the_wheel_has_the_bindings_and_no_dev_tools(installed: Installed) -> None:

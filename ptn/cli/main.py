@@ -7,6 +7,7 @@ bindings, schema, inspector), and the work is in the library layers below.
 
 from __future__ import annotations
 
+import importlib
 import os
 import signal
 import sys
@@ -15,11 +16,39 @@ from typing import NoReturn
 import click
 
 from ptn import SPEC_VERSION, __version__
-from ptn.cli import editing, reading, running, shipped
+
+COMMANDS = {
+    "validate": "reading",
+    "inspect": "reading",
+    "diff": "reading",
+    "run": "running",
+    "metadata": "editing",
+    "repack": "editing",
+    "bindings": "shipped",
+    "schema": "shipped",
+    "inspector": "shipped",
+    "codegen": "shipped",
+}
+"""Command name -> the module of ptn.cli that defines it (as a function of that name)."""
 
 
 class _Group(click.Group):
-    """The ``ptn`` group: an interrupt ends the process by its signal, after cleanup."""
+    """The ``ptn`` group: an interrupt ends the process by its signal, after cleanup.
+
+    A command's module is imported when the command is looked up, so that ``ptn validate``
+    (run once per CI job, or per shard of a hub) does not pay for the editing and running
+    commands' imports; ``ptn --help`` imports them all.
+    """
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        module = COMMANDS.get(cmd_name)
+        if module is None:
+            return None
+        command: click.Command = getattr(importlib.import_module(f"ptn.cli.{module}"), cmd_name)
+        return command
 
     def invoke(self, ctx: click.Context) -> object:
         try:
@@ -54,21 +83,6 @@ def cli() -> None:
       ptn metadata set model.ptn get_max_context_len=8192
       ptn repack zipped.ptn -o model.ptn   stored, aligned, canonical
     """
-
-
-for command in (
-    reading.validate,
-    reading.inspect,
-    reading.diff,
-    running.run,
-    editing.metadata,
-    editing.repack,
-    shipped.bindings,
-    shipped.schema,
-    shipped.inspector,
-    shipped.codegen,
-):
-    cli.add_command(command)
 
 
 def main() -> None:

@@ -27,17 +27,36 @@ def find_packages(paths: Sequence[str]) -> tuple[list[str], list[tuple[str, str]
     files: list[str] = []
     problems: list[tuple[str, str]] = []
     for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            found = sorted(str(p) for p in path.rglob("*.ptn") if p.is_file())
+        if os.path.isdir(raw):
+            found = sorted(_ptn_files(str(Path(raw))))
             if not found:
                 problems.append((raw, "directory holds no .ptn file"))
             files.extend(found)
-        elif path.exists():
+        elif os.path.exists(raw):
             files.append(raw)
         else:
             problems.append((raw, "no such file or directory"))
     return files, problems
+
+
+def _ptn_files(root: str) -> Iterator[str]:
+    """The *.ptn files under ``root``, named as ``Path(root).rglob`` names them, without its
+    ``stat`` per entry: the listing says what is a file (a symlink is followed, to a file
+    only; a symlinked directory is not entered)."""
+    stack = [root]
+    while stack:
+        directory = stack.pop()
+        try:
+            with os.scandir(directory) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        for entry in entries:
+            path = entry.name if directory == "." else os.path.join(directory, entry.name)
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(path)
+            elif entry.name.endswith(".ptn") and entry.is_file():
+                yield path
 
 
 Results = list[tuple[str, list[Finding]]]

@@ -63,23 +63,41 @@ def resolve_target(path: str | os.PathLike[str]) -> Path:
 def stale_temp_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     """Temporary files of these packages that no live writer holds (left by a kill).
 
-    Each directory is listed once, however many of its packages are named.
+    Each directory is listed once, however many of its packages are named, and that
+    listing also says which packages are symlinks (whose temporary files are beside the
+    target): ``ptn validate`` of 10^4 files pays no ``lstat`` or ``Path`` per file.
     """
-    by_dir: dict[Path, set[str]] = {}
+    listings: dict[str, dict[str, bool]] = {}
+    by_dir: dict[str, set[str]] = {}
     for path in paths:
-        target = resolve_target(path)
-        by_dir.setdefault(target.parent, set()).add(target.name)
+        directory, name = os.path.split(os.fspath(path))
+        directory = os.path.normpath(directory)  # "" is "."
+        links = listings.get(directory)
+        if links is None:
+            links = listings[directory] = _listing(directory)
+        if links.get(name):
+            directory, name = os.path.split(os.path.realpath(path))
+        by_dir.setdefault(directory, set()).add(name)
     stale = []
     for directory, names in by_dir.items():
-        try:
-            entries = os.listdir(directory)
-        except OSError:
-            continue
+        entries = listings.get(directory)
+        if entries is None:
+            entries = _listing(directory)
         for entry in sorted(entries):
             match = _TEMP_RE.fullmatch(entry)
-            if match and match["name"] in names and not _held(directory / entry):
-                stale.append(directory / entry)
+            if match and match["name"] in names and not _held(Path(directory, entry)):
+                stale.append(Path(directory, entry))
     return stale
+
+
+def _listing(directory: str) -> dict[str, bool]:
+    """Entry name -> whether it is a symlink (from the listing: no ``lstat`` per entry);
+    empty when the directory cannot be listed."""
+    try:
+        with os.scandir(directory) as it:
+            return {e.name: e.is_symlink() for e in it}
+    except OSError:
+        return {}
 
 
 # Also matches the mkstemp names of ptn 0.1 (8 characters of [a-z0-9_]).

@@ -18,7 +18,8 @@ from ptn.metadata.document import Metadata
 from ptn.package.atomic import EditSource, edit_lock, replace_file
 from ptn.package.read import Package
 from ptn.package.relayout import crc_mismatch, relaid, scratch_dir
-from ptn.package.sparse import FileSource, SparseBuffer, fetch_for_stages
+from ptn.package.source import FileSource
+from ptn.package.sparse import SparseBuffer, fetch_for_stages
 from ptn.package.validate import check_package
 from ptn.package.write import (
     CopiedData,

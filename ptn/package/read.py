@@ -24,7 +24,8 @@ from ptn.core.gcpause import gc_paused
 from ptn.core.names import METADATA, PTG, SAFETENSORS
 from ptn.json.strict import MAX_JSON_BYTES, parse_json
 from ptn.metadata.document import Metadata
-from ptn.package.sparse import FileSource, Source, SparseBuffer, check_sparse, fetch_for_stages
+from ptn.package.source import FileSource, Source
+from ptn.package.sparse import SparseBuffer, check_sparse, fetch_for_stages
 from ptn.package.validate import Parsed, broken_keys
 from ptn.program.methods import MethodInfo, methods_of
 from ptn.program.read import read_program

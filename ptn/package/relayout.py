@@ -32,7 +32,8 @@ from ptn.core.buffers import close_mapping
 from ptn.core.errors import Finding, InvalidPackageError, PtnError
 from ptn.core.names import SAFETENSORS
 from ptn.json.strict import parse_json
-from ptn.package.sparse import STREAM_CHUNK, SparseBuffer
+from ptn.package.source import STREAM_CHUNK
+from ptn.package.sparse import SparseBuffer
 from ptn.safetensors.header import METADATA_KEY, read_header
 from ptn.safetensors.tensors import plan_layout
 from ptn.zip import Member

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from urllib.parse import urljoin, urlsplit
 
 from ptn import __version__
-from ptn.package.sparse import STREAM_CHUNK, TAIL
+from ptn.package.source import STREAM_CHUNK, TAIL
 from ptn.remote.base import (
     HTTP,
     OutOfTime,

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
-from ptn.package.sparse import STREAM_CHUNK, TAIL
+from ptn.package.source import STREAM_CHUNK, TAIL
 from ptn.remote.base import (
     CONNECT_TIMEOUT,
     HTTP,

@@ -17,7 +17,8 @@ from isal import isal_zlib
 
 from ptn.core.errors import Finding, within_budget
 from ptn.core.names import SAFETENSORS
-from ptn.package.sparse import Range, Source, SparseBuffer, fetch_for_stages, union
+from ptn.package.source import Source
+from ptn.package.sparse import Range, SparseBuffer, fetch_for_stages, union
 from ptn.package.validate import Parsed, _stages, crc_targets
 from ptn.remote.sources import TransferStats, open_source
 from ptn.safetensors.header import bool_findings

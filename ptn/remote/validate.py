@@ -7,7 +7,6 @@ bytes each stage reads, fetched from the server or read from the file with ``pre
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
 import threading
@@ -17,10 +16,10 @@ from contextlib import contextmanager
 
 from ptn.core.buffers import open_regular
 from ptn.core.errors import Finding, PtnError, Report
-from ptn.package.sparse import FileSource
+from ptn.package import native
+from ptn.package.source import FileSource
 from ptn.remote.base import OutOfTime, TransferStats
 from ptn.remote.sources import is_url
-from ptn.remote.sparse import remote_findings, sparse_findings
 
 
 class _Timeout(BaseException):
@@ -95,6 +94,8 @@ class _Watchdog:
 
 def _set_async_exc(ident: int, exc: type[BaseException] | None) -> bool:
     """``PyThreadState_SetAsyncExc``: ``exc`` raised in thread ``ident`` (None withdraws it)."""
+    import ctypes  # here, for start-up: only a time limit in a thread (-j, Dask) needs it
+
     done = ctypes.pythonapi.PyThreadState_SetAsyncExc(
         ctypes.c_ulong(ident), ctypes.py_object(exc) if exc is not None else None
     )
@@ -106,17 +107,38 @@ def _findings(
     path: str, deep: bool, stats: TransferStats | None, deadline: float | None
 ) -> Iterator[Iterator[Finding]]:
     """The findings of a local file or of a URL, both read (never mapped) as the checks
-    need them (``ptn.remote.sparse``): a file truncated meanwhile is an I/O error."""
+    need them (``ptn.remote.sparse``): a file truncated meanwhile is an I/O error. A small
+    local file is read once and validated natively when that gives Python's findings."""
+    # The stages are imported when first needed, for start-up: with the native validator,
+    # `ptn validate` of small files never loads them (~40 ms of imports).
     if is_url(path):
+        from ptn.remote.sparse import remote_findings
+
         with remote_findings(path, deep, stats=stats, deadline=deadline) as found:
             yield found
         return
     fd = open_regular(path)
     try:
-        with sparse_findings(FileSource(fd, path), deep) as found:
-            yield found
+        source = FileSource(fd, path)
+        native_found = _native_findings(source, deep)
+        if native_found is not None:
+            yield iter(native_found)
+            return
+        from ptn.remote.sparse import sparse_findings
+
+        with sparse_findings(source, deep) as stages:
+            yield stages
     finally:
         os.close(fd)
+
+
+def _native_findings(source: FileSource, deep: bool) -> list[Finding] | None:
+    """The findings of a small local package from the compiled C++ validator, when they
+    are exactly Python's (ptn.package.native); None when the stages must run."""
+    if not native.available() or source.size > native.NATIVE_MAX:
+        return None
+    whole = source.tail if len(source.tail) == source.size else source.read(0, source.size)
+    return native.native_findings(whole, deep)
 
 
 def validate(
