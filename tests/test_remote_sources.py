@@ -17,7 +17,7 @@ import pytest
 from range_server import Store, serve
 
 from ptn.core.errors import PtnIOError
-from ptn.package.sparse import STREAM_CHUNK, TAIL
+from ptn.package.source import STREAM_CHUNK, TAIL
 from ptn.remote.base import OutOfTime, TransferStats
 from ptn.remote.sources import FsspecSource, is_url, open_source
 
