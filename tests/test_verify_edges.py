@@ -190,3 +190,26 @@ def test_a_table_at_the_end_of_the_buffer_is_refused() -> None:
         assert got.message == (
             f"Program table at byte {end} runs past the end of the {len(data)}-byte buffer"
         )
+
+
+def test_a_program_without_a_version_has_none() -> None:
+    data, _, vt = own_vtable(real())
+    absent = edited(data, vt + 4, "<H", 0)  # Program.version, slot 0
+    assert Verifier(absent).root_string("version") is None
+    assert Verifier(data).root_string("version") is not None
+
+
+def test_a_union_that_names_a_member_but_holds_none_is_a_missing_field() -> None:
+    data = real()
+    walk = Verifier(data)
+    walk.root()
+    pos = min(p for p, kind in walk.memo if kind == "Argument")
+    vt = pos - struct.unpack_from("<i", data, pos)[0]
+    (vsize,) = struct.unpack_from("<H", data, vt)
+    new_vt = len(data) + (len(data) & 1)
+    out = bytearray(data) + bytes(new_vt - len(data)) + data[vt : vt + vsize]
+    struct.pack_into("<i", out, pos, pos - new_vt)  # its own vtable, then no value
+    struct.pack_into("<H", out, new_vt + 4 + 2 * 1, 0)
+    got = refusal(bytes(out))
+    assert got.rule == "ptg-missing-field"
+    assert got.message.startswith("Argument.value says ") and "but holds no value" in got.message
