@@ -213,3 +213,18 @@ def test_a_union_that_names_a_member_but_holds_none_is_a_missing_field() -> None
     got = refusal(bytes(out))
     assert got.rule == "ptg-missing-field"
     assert got.message.startswith("Argument.value says ") and "but holds no value" in got.message
+
+
+def test_heights_count_table_levels() -> None:
+    """A memo hit adds its height to the depth (the nesting bound holds for shared tables
+    too): strings and vectors of scalars hold no table, so their height is 0."""
+    walk = Verifier(real("cnn"))
+    walk.root()
+    heights = {kind: set() for _, kind in walk.memo}
+    for (_, kind), (_, _, height) in walk.memo.items():
+        heights[kind].add(height)
+    scalar_vectors = [k for k in heights if k.startswith("[") and k[1:-1] in SCALAR_FORMATS]
+    assert scalar_vectors and heights[""] == {0}
+    assert all(heights[k] == {0} for k in scalar_vectors)
+    assert min(min(heights[k]) for k in heights if k in LAYOUT.tables) == 1
+    assert max(heights[LAYOUT.root]) == max(max(h) for h in heights.values())
