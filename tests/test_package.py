@@ -257,6 +257,13 @@ def test_round_trip(
             assert c.shape == array.shape == c.array.shape
             assert c.array.dtype == DTYPES[names[key]][0]
             assert c.array.tobytes() == le_bytes(array)
+            view = pkg.constants[key]  # the checked columns' path (or this one's, as C64)
+            assert (view.dtype, view.shape, view.tobytes()) == (
+                c.array.dtype,
+                c.shape,
+                c.array.tobytes(),
+            )
+            assert not view.flags.writeable and address(view) == address(c.array)
         expected_meta = Metadata(metadata) if metadata else None  # {} is omitted
         assert pkg.metadata == expected_meta
     assert ptn.read_metadata(path) == expected_meta
@@ -982,15 +989,29 @@ def test_package_keys_and_aliases(package_path: Path) -> None:
         assert pkg.warnings == []
 
 
+def address(array: np.ndarray) -> int:
+    return int(array.__array_interface__["data"][0])
+
+
 def test_constants_mapping_is_lazy(package_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Arrays are made when asked for, one per item, by either path (``tensor_view``, or
+    the checked columns' viewer)."""
+    import ptn.safetensors.tensors
+
     views: list[str] = []
-    real = ptn.package.read.tensor_view
+    real, real_viewer = ptn.package.read.tensor_view, ptn.safetensors.tensors.checked_viewer
 
     def counting(buf: Any, start: int, info: Any) -> np.ndarray:
         views.append(info.key)
         return real(buf, start, info)
 
+    def counting_viewer(*args: Any) -> Any:
+        view = real_viewer(*args)
+        assert view is not None  # this package's header passes the lean pass
+        return lambda key: views.append(key) or view(key)
+
     monkeypatch.setattr(ptn.package.read, "tensor_view", counting)
+    monkeypatch.setattr(ptn.safetensors.tensors, "checked_viewer", counting_viewer)
     with ptn.load(package_path) as pkg:
         assert len(pkg.constants) == 4
         assert list(pkg.constants) == ["b", "cache", "w", "w_copy"]

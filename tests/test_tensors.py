@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ptn.core.errors import PtnError
+from ptn.json.strict import dumps_json
 from ptn.safetensors import header as st_header
 from ptn.safetensors.tensors import (
     DATA_ALIGNMENT,
@@ -109,6 +110,8 @@ def test_tensor_bytes() -> None:
 
 # --- plan_layout / build_image ------------------------------------------------
 
+FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
 
 def test_images_load_in_safetensors() -> None:
     shapes = [(), (0,), (3,), (2, 3), (1, 0, 2), (2, 1, 2, 1)]
@@ -159,6 +162,47 @@ def test_layout_order_alignment_determinism() -> None:
     assert header["d"] == {"dtype": "I32", "shape": [], "data_offsets": [16, 20]}
     image = prefix + bytes(25)
     assert rules(image) == []
+
+
+@FUZZ
+@given(
+    st.dictionaries(
+        st.text(st.characters(codec="utf-8"), min_size=1, max_size=6).filter(
+            lambda k: k != "__metadata__"
+        ),
+        st.tuples(
+            st.sampled_from(sorted(DTYPES)),
+            st.lists(st.integers(0, 3), max_size=3).map(tuple)
+            | st.integers(0, 5).map(lambda n: (n,)),
+            st.booleans(),
+        ),
+        max_size=8,
+    ),
+    st.none() | st.dictionaries(st.text(max_size=4), st.text(max_size=4), max_size=3),
+)
+def test_plan_layout_header_is_dumps_json_of_the_entries(
+    specs: dict[str, tuple[str, tuple[int, ...], bool]], metadata: dict[str, str] | None
+) -> None:
+    """The header written entry by entry is byte for byte the canonical JSON of the
+    header dict (names sorted, as ``dumps_json`` gives it), whatever the names hold."""
+    plan = [
+        (k, dtype, list(shape) if as_list else shape, int(np.prod(shape)) * itemsize(dtype))
+        for k, (dtype, shape, as_list) in specs.items()
+    ]
+    prefix, layout = plan_layout(plan, metadata)
+    header: dict[str, Any] = {"__metadata__": metadata} if metadata else {}
+    for key, begin, end in layout:
+        dtype, shape, _ = specs[key]
+        header[key] = {"dtype": dtype, "shape": list(shape), "data_offsets": [begin, end]}
+    assert prefix[8:].rstrip(b" ") == dumps_json(header).rstrip(b"\n")
+    order = sorted(specs, key=lambda k: (-itemsize(specs[k][0]), k))
+    assert [key for key, _, _ in layout] == order
+
+
+def test_plan_layout_refuses_a_lone_surrogate() -> None:
+    with pytest.raises(PtnError) as err:
+        plan_layout([("a\udc80", "U8", (1,), 1)])
+    assert err.value.rule == "json-lone-surrogate"
 
 
 @pytest.mark.parametrize(
@@ -441,8 +485,6 @@ SEED_IMAGE = build_image(
         "s": np.array(1, np.int64),
     }
 )
-
-FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @FUZZ

@@ -391,8 +391,13 @@ def dumps_json(value: Any) -> bytes:
     text = json.dumps(
         value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False
     )
+    return utf8(text + "\n")
+
+
+def utf8(text: str) -> bytes:
+    """The UTF-8 bytes of JSON text; ``json-lone-surrogate`` when a string holds one."""
     try:
-        return (text + "\n").encode("utf-8")
+        return text.encode("utf-8")
     except UnicodeEncodeError as exc:
         bad = exc.object[exc.start : exc.end]
         raise PtnError(

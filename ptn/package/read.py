@@ -71,7 +71,7 @@ class Constants(Mapping[str, "np.ndarray"]):
         self._package = package
 
     def __getitem__(self, key: str) -> np.ndarray:
-        return self._package._array(key, writable=False)[1]
+        return self._package._read_only(key)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._package.keys())
@@ -267,6 +267,7 @@ class Package:
         return data
 
     def _member_bytes(self, buf: memoryview, name: str) -> memoryview:
+        # An absent member's bytes are never read (no keys, no metadata): any view would do.
         m = self._parsed.members.get(name)
         return buf[m.data_offset : m.data_offset + m.size] if m else memoryview(b"")
 
@@ -330,6 +331,25 @@ class Package:
         if writable:
             return info, self._writable_view(info)
         return info, tensor_view(self._member_array(), self._parsed.data_start, info)
+
+    def _read_only(self, key: str) -> np.ndarray:
+        """``constants[key]``: through the header's checked columns when it has them (see
+        ``checked_viewer``), else (or for its errors: a missing key...) as ``_array``."""
+        view: Callable[[str], np.ndarray] | bool | None = self.__dict__.get("_viewer_")
+        if view is None:
+            # numpy comes with arrays: imported when one is asked for (start-up cost)
+            from ptn.safetensors.tensors import checked_viewer
+
+            usable = not self.unreadable_keys and SAFETENSORS not in self.unreadable
+            tensors, start = self._parsed.tensors, self._parsed.data_start
+            view = checked_viewer(tensors, self._member_array(), start) if usable else None
+            self.__dict__["_viewer_"] = view = view or False
+        if callable(view):
+            try:
+                return view(self.aliases.get(key, key))
+            except (KeyError, ValueError):
+                pass
+        return self._array(key, writable=False)[1]
 
     def _member_array(self) -> np.ndarray:
         """program.safetensors as one uint8 array over the file's mapping, made on first
@@ -454,6 +474,7 @@ class Package:
         """Release the buffers; arrays still referenced keep the mapping alive until they go."""
         self._closed = True
         self.__dict__.pop("_member_array_", None)
+        self.__dict__.pop("_viewer_", None)
         st = self.__dict__.get("_st")
         if isinstance(st, memoryview):
             st.release()

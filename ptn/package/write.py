@@ -16,7 +16,8 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import chain
-from typing import TYPE_CHECKING, Any
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -112,12 +113,25 @@ def _check_argument_types(
     return set(keys)
 
 
+class _Inputs(NamedTuple):
+    """What a save needs of each constant, taken in one pass while its array is at hand
+    (10^5 small arrays: each further pass over them is a cache miss per array)."""
+
+    arrays: dict[str, np.ndarray]
+    names: dict[str, str]  # dtype names
+    views: dict[str, memoryview]  # the bytes to write (``tensor_bytes``)
+    specs: list[tuple[str, str, tuple[int, ...], int]]  # plan_layout's items
+
+
 def _check_inputs(
     constants: Mapping[str, Any], mutable: frozenset[str], from_program: bool
-) -> dict[str, np.ndarray]:
-    """numpy arrays of the constants; ``mutable``: the keys never to fold (from the
+) -> _Inputs:
+    """The constants as numpy arrays; ``mutable``: the keys never to fold (from the
     program when ``from_program``, else the caller's ``mutable_keys``)."""
-    arrays = {}
+    arrays: dict[str, np.ndarray] = {}
+    names: dict[str, str] = {}
+    views: dict[str, memoryview] = {}
+    specs = []
     for key, value in constants.items():
         if not isinstance(key, str):
             raise _ArgumentTypeError(
@@ -130,11 +144,13 @@ def _check_inputs(
                 member=SAFETENSORS,
             )
         try:
-            arrays[key] = _as_numpy(value, key)
-            dtype_of(arrays[key])
+            arrays[key] = array = _as_numpy(value, key)
+            names[key] = name = dtype_of(array)
         except PtnError as err:  # st-unsupported-dtype (float8...): say which constant
             message = f"constant {key!r}: {err.message}"
             raise PtnError(err.rule, message, member=SAFETENSORS) from None
+        views[key] = tensor_bytes(array)
+        specs.append((key, name, array.shape, array.nbytes))
     unknown = mutable - set(arrays)
     if unknown and not from_program:  # a key the program mutates is ptg-missing-constant
         raise PtnError(
@@ -142,7 +158,7 @@ def _check_inputs(
             f"mutable keys without a constant: {sorted(unknown)}",
             member=SAFETENSORS,
         )
-    return arrays
+    return _Inputs(arrays, names, views, specs)
 
 
 def save(
@@ -199,32 +215,55 @@ def _save(
     with write_failed(path, "preparing"):
         meta = metadata_to_write(metadata)
         plan = for_writing(program, mutable_keys)
-        arrays = _check_inputs(constants or {}, plan.mutable, plan.program is not None)
+        arrays, names, views, specs = _check_inputs(
+            constants or {}, plan.mutable, plan.program is not None
+        )
         refuse_shared_mutables(constants or {}, plan.mutable)
-        views = {key: tensor_bytes(array) for key, array in arrays.items()}  # once each
-        owners, aliases = fold_duplicates(arrays, plan.mutable, views)
+        owners, aliases = fold_duplicates(arrays, plan.mutable, views, names)
         prefix, layout = plan_layout(
-            [(k, dtype_of(a), a.shape, a.nbytes) for k, a in owners.items()]
+            [s for s in specs if s[0] not in aliases] if aliases else specs
         )
         found = list(plan.notes)
         if plan.program is not None:
-            entries = {
-                key: TensorInfo(key, dtype_of(owners[key]), tuple(owners[key].shape), b, e)
-                for key, b, e in layout
-            }
-            found += check_constants(plan.program, entries, aliases)
+            found += check_constants(plan.program, _Planned(layout, owners, names), aliases)
     members: list[MemberSource] = [(PTG, [memoryview(program)], len(program))]
     if owners:
-        chunks: Iterable[bytes | memoryview] = chain([prefix], (views[key] for key, _, _ in layout))
-        members.append(
-            (SAFETENSORS, chunks, len(prefix) + sum(owners[k].nbytes for k, _, _ in layout))
-        )
+        keys = map(itemgetter(0), layout)  # the data tiles [0, the last end)
+        chunks: Iterable[bytes | memoryview] = chain([prefix], map(views.__getitem__, keys))
+        members.append((SAFETENSORS, chunks, len(prefix) + (layout[-1][2] if layout else 0)))
     if aliases:
         members.append((ALIASES, [dumps_aliases(aliases)], -1))
     if meta is not None:
         members.append((METADATA, [meta.dumps()], -1))
     write_atomically(path, members)
     return found
+
+
+class _Planned(Mapping[str, TensorInfo]):
+    """The planned entries, in layout order, for the program's checks: a TensorInfo is
+    made only for a key they look at (those the program binds), not for 10^5 others."""
+
+    def __init__(
+        self,
+        layout: list[tuple[str, int, int]],
+        arrays: Mapping[str, np.ndarray],
+        names: Mapping[str, str],
+    ) -> None:
+        self._spans = {key: (begin, end) for key, begin, end in layout}
+        self._arrays, self._names = arrays, names
+
+    def __getitem__(self, key: str) -> TensorInfo:
+        begin, end = self._spans[key]
+        return TensorInfo(key, self._names[key], tuple(self._arrays[key].shape), begin, end)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._spans
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._spans)
+
+    def __len__(self) -> int:
+        return len(self._spans)
 
 
 @dataclass(frozen=True)
@@ -282,6 +321,8 @@ def check_written(fd: int, path: str | os.PathLike[str], *, deep: bool = False) 
     try:
         findings, _ = check_package(view, deep=deep)
     finally:
+        # mm is None only for an empty file, which a ZipWriter never leaves; and skipping the
+        # close would only delay the unmapping to this return (nothing else holds the view).
         if mm is not None:
             close_mapping(view, mm)
     errors = [f for f in findings if f.severity == "error"]

@@ -57,6 +57,10 @@ class RemotePackage(Package):
         info, array = super()._array(key, writable=False)
         return info, array.copy() if writable else array
 
+    def _read_only(self, key: str) -> np.ndarray:
+        """``constants[key]`` too goes through ``_array``, which fetches the bytes first."""
+        return self._array(key, writable=False)[1]
+
     def close(self) -> None:
         super().close()  # the views, arrays and the sparse buffer (no mapping or descriptor)
         if "_remote" in self.__dict__:

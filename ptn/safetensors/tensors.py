@@ -10,14 +10,17 @@ aligned to its element size, data section aligned to 64 bytes.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator, Mapping, Sequence
+from bisect import bisect
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from json.encoder import encode_basestring as _quoted
 from math import prod
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
 
 from ptn.core.errors import PtnError, pointer
-from ptn.json.strict import dumps_json
+from ptn.json.strict import dumps_json, utf8
 from ptn.safetensors.header import (
     DATA_ALIGNMENT,
     ITEMSIZE,
@@ -31,6 +34,7 @@ from ptn.safetensors.header import (
     _as_bytes,
     _shape_problem,
     bool_findings,
+    checked_columns,
     itemsize,
     read_header,
 )
@@ -177,6 +181,32 @@ def tensor_view(buf: Any, data_start: int, info: TensorInfo) -> np.ndarray:
         ) from None
 
 
+def checked_viewer(
+    tensors: Mapping[str, TensorInfo], holder: np.ndarray, data_start: int
+) -> Callable[[str], np.ndarray] | None:
+    """``key -> tensor_view(holder, data_start, tensors[key])`` for entries that passed the
+    header's lean pass (None for others, or when ``holder`` is shorter than they say).
+
+    Their sizes, alignment and tiling are checked already, so each view is a slice of the
+    uint8 ``holder`` seen as the dtype: a quarter of ``np.ndarray(shape, dtype, holder,
+    offset)``, the same read-only array over the same bytes. A ValueError (a shape this
+    numpy cannot hold) means: ask ``tensor_view``, which says why.
+    """
+    columns = checked_columns(tensors)
+    if columns is None or data_start < 0 or data_start + max(columns[4], default=0) > holder.size:
+        return None
+    index, names, shapes, begins, ends = columns
+    dtypes = {name: _numpy_dtype(name) for name in set(names)}
+
+    def view(key: str) -> np.ndarray:
+        i = index[key]
+        array = holder[data_start + begins[i] : data_start + ends[i]].view(dtypes[names[i]])
+        shape = shapes[i]
+        return array if len(shape) == 1 else array.reshape(shape)
+
+    return view
+
+
 def plan_layout(
     tensors: Sequence[tuple[str, str, Sequence[int], int]],
     metadata: Mapping[str, str] | None = None,
@@ -187,62 +217,44 @@ def plan_layout(
     aligned to its element size; the prefix is padded with spaces to a multiple
     of 64. Raises the rule ids ``read_header`` would report. ``metadata``: a
     ``__metadata__`` entry to keep (``ptn repack`` keeps what it finds; writers add none).
+    The header is ``dumps_json`` of the entries (names sorted), written entry by entry:
+    10^5 dicts for the encoder to walk cost more than the rest of the plan.
     """
     seen: set[str] = set()
     items = []
     for key, dtype, shape, nbytes in tensors:
-        # Pointers are built only for an error: this loop runs once per tensor.
-        if type(key) is not str or key == "":
-            raise PtnError(
-                "st-entry-invalid",
-                "tensor key must be a non-empty string",
-                member=MEMBER,
-                pointer=pointer(key) if type(key) is str else "",
-            )
-        if key == METADATA_KEY:
-            raise PtnError(
-                "st-reserved-key",
-                "__metadata__ is not a tensor key",
-                member=MEMBER,
-                pointer=pointer(key),
-            )
-        if key in seen:
-            raise PtnError(
-                "json-duplicate-name",
-                f"tensor key {key!r} appears twice",
-                member=MEMBER,
-                pointer=pointer(key),
-            )
+        # The usual entry in a few comparisons (a rank-1 shape of int); anything else goes
+        # through every check, which raises the rule or gives the shape as a list.
+        if (
+            type(key) is not str
+            or key in seen
+            or key == METADATA_KEY
+            or not key
+            or type(dtype) is not str
+            or dtype not in ITEMSIZE
+            or type(shape) is not tuple
+            or len(shape) != 1
+            or type(shape[0]) is not int
+            or not 0 <= shape[0] <= MAX_DIM
+            or nbytes != shape[0] * ITEMSIZE[dtype]
+        ):
+            shape = _checked_entry(key, dtype, shape, nbytes, seen)
         seen.add(key)
-        if type(dtype) is not str or dtype not in ITEMSIZE:
-            raise PtnError(
-                "st-unsupported-dtype",
-                f"unsupported dtype {dtype!r}",
-                member=MEMBER,
-                pointer=pointer(key, "dtype"),
-            )
-        size = ITEMSIZE[dtype]
-        shape = [d if type(d) is int else int(d) if isinstance(d, np.integer) else d for d in shape]
-        problem = _shape_problem(shape, size)
-        if problem:
-            raise PtnError("st-bad-shape", problem, member=MEMBER, pointer=pointer(key, "shape"))
-        if nbytes != prod(shape) * size:
-            raise PtnError(
-                "st-size-mismatch",
-                f"{nbytes} bytes for {prod(shape)} x {size}-byte elements",
-                member=MEMBER,
-                pointer=pointer(key, "data_offsets"),
-            )
-        items.append((key, dtype, shape, int(nbytes), size))
-    items.sort(key=lambda t: (-t[4], t[0]))
+        items.append((key, dtype, shape, int(nbytes), ITEMSIZE[dtype]))
+    items.sort(key=_KEY)
+    # Stable, so by key within a size; with one element size (the usual), the key order.
+    mixed = len(set(map(_SIZE, items))) > 1
     layout: list[tuple[str, int, int]] = []
-    header: dict[str, Any] = {METADATA_KEY: dict(metadata)} if metadata else {}
     offset = 0
-    for key, dtype, shape, nbytes, _ in items:
+    for key, _, _, nbytes, _ in sorted(items, key=_SIZE, reverse=True) if mixed else items:
         layout.append((key, offset, offset + nbytes))
-        header[key] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + nbytes]}
         offset += nbytes
-    text = dumps_json(header).rstrip(b"\n")
+    begins = map(_BEGIN, layout)  # in key order: as laid out, unless sizes are mixed
+    if mixed:
+        begins = map(
+            dict(zip(map(_KEY, layout), begins, strict=True)).__getitem__, map(_KEY, items)
+        )
+    text = _header_text(items, begins, metadata)
     text += b" " * (-(8 + len(text)) % DATA_ALIGNMENT)
     if len(text) > MAX_HEADER_BYTES:
         raise PtnError(
@@ -252,6 +264,76 @@ def plan_layout(
             pointer="",
         )
     return len(text).to_bytes(8, "little") + text, layout
+
+
+_KEY, _BEGIN, _SIZE = itemgetter(0), itemgetter(1), itemgetter(4)
+
+
+def _checked_entry(key: Any, dtype: Any, shape: Any, nbytes: Any, seen: set[str]) -> list[Any]:
+    """Every check of one planned entry, in order (pointers are built only for an error);
+    returns its shape as a list of int."""
+    if type(key) is not str or key == "":
+        raise PtnError(
+            "st-entry-invalid",
+            "tensor key must be a non-empty string",
+            member=MEMBER,
+            pointer=pointer(key) if type(key) is str else "",
+        )
+    if key == METADATA_KEY:
+        raise PtnError(
+            "st-reserved-key",
+            "__metadata__ is not a tensor key",
+            member=MEMBER,
+            pointer=pointer(key),
+        )
+    if key in seen:
+        raise PtnError(
+            "json-duplicate-name",
+            f"tensor key {key!r} appears twice",
+            member=MEMBER,
+            pointer=pointer(key),
+        )
+    if type(dtype) is not str or dtype not in ITEMSIZE:
+        raise PtnError(
+            "st-unsupported-dtype",
+            f"unsupported dtype {dtype!r}",
+            member=MEMBER,
+            pointer=pointer(key, "dtype"),
+        )
+    size = ITEMSIZE[dtype]
+    shape = [d if type(d) is int else int(d) if isinstance(d, np.integer) else d for d in shape]
+    problem = _shape_problem(shape, size)
+    if problem:
+        raise PtnError("st-bad-shape", problem, member=MEMBER, pointer=pointer(key, "shape"))
+    if nbytes != prod(shape) * size:
+        raise PtnError(
+            "st-size-mismatch",
+            f"{nbytes} bytes for {prod(shape)} x {size}-byte elements",
+            member=MEMBER,
+            pointer=pointer(key, "data_offsets"),
+        )
+    return shape
+
+
+def _header_text(
+    by_key: Sequence[tuple[str, str, Sequence[int], int, int]],
+    begins: Iterable[int],
+    metadata: Mapping[str, str] | None,
+) -> bytes:
+    """``dumps_json`` of the header (without its final newline): names sorted, and each
+    entry's fields too (data_offsets, dtype, shape); dtypes are plain ASCII names.
+    ``begins``: each entry's offset, in the order of ``by_key``."""
+    parts = []
+    for (key, dtype, shape, nbytes, _), begin in zip(by_key, begins, strict=True):
+        dims = ",".join(map(str, shape))
+        parts.append(
+            f'{_quoted(key)}:{{"data_offsets":[{begin},{begin + nbytes}],'
+            f'"dtype":"{dtype}","shape":[{dims}]}}'
+        )
+    if metadata:
+        at = bisect([key for key, *_ in by_key], METADATA_KEY)
+        parts.insert(at, f'"{METADATA_KEY}":' + dumps_json(dict(metadata)).decode()[:-1])
+    return utf8("{" + ",".join(parts) + "}")
 
 
 def build_image(tensors: Mapping[str, np.ndarray]) -> bytes:

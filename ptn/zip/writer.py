@@ -102,6 +102,8 @@ def _crc_pool() -> ThreadPoolExecutor:
 
 
 _COPY_CHUNK = 64 << 20
+_WRITEBACK_EVERY = 16 << 20
+"""Streamed data is handed to the disk in pieces of this size, as it is written."""
 
 
 @functools.cache
@@ -141,6 +143,11 @@ class ZipWriter:
     def __init__(self, fileobj: BinaryIO, *, zip64_limit: int = ZIP64_LIMIT) -> None:
         self._f = fileobj
         self._base = fileobj.tell()
+        try:  # a file on disk: streamed data is sent to disk as it is written
+            self._fd: int | None = fileobj.fileno()
+        except (OSError, ValueError, AttributeError):  # io.BytesIO and the like
+            self._fd = None
+        self._sent = 0  # data up to here was handed to _start_writeback
         self._pos = 0
         self._limit = min(zip64_limit, ZIP64_LIMIT)
         self._written: list[_Written] = []
@@ -273,6 +280,12 @@ class ZipWriter:
         else:
             result = (value, _crc_pool().submit(isal_zlib.crc32, view, value))
         self._write(view)
+        if self._fd is not None and self._pos - self._sent >= _WRITEBACK_EVERY:
+            # The fsync before the rename then finds most of it on disk; a small file
+            # is left to that fsync (one hint more costs it more than it saves).
+            self._f.flush()
+            _start_writeback(self._fd, self._base + self._sent, self._pos - self._sent)
+            self._sent = self._pos
         return result
 
     def _add(
