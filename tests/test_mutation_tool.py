@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tools.mutation import pinned
+from tools.mutation.__main__ import _first_mutant
 from tools.mutation.messages import message_only, ptn_signatures, signatures
 
 REPO = Path(__file__).resolve().parent.parent
@@ -158,3 +159,9 @@ def test_a_stale_pin_is_refused() -> None:
         pin.apply("b = 1\n")
     with pytest.raises(ValueError, match="occurs 2 times"):
         pin.apply("a = 1\na = 1\n")
+
+
+def test_the_first_mutant_is_of_a_function_mutmut_mutates() -> None:
+    """mutmut leaves decorated functions alone: naming one stopped a verifier-only run."""
+    assert _first_mutant(["ptn/program/verify.py"]) == "ptn.program.verify.x__step__mutmut_1"
+    assert _first_mutant(["ptn/metadata/hf.py"]) == "ptn.metadata.hf.x__show__mutmut_1"

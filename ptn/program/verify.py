@@ -144,26 +144,23 @@ class Verifier:
     def refuse(self, message: str, *more: str | int, rule: str = "ptg-malformed") -> Any:
         raise Refusal(rule, pointer(*self.path, *more), message)
 
-    def _count(self, n: int) -> None:
-        self.expanded += n
-        if self.expanded > self.limit:
-            self.refuse(
-                f"more than {self.limit} objects are reached, counting each once per offset "
-                f"that reaches it (at most one per {self.layout.bytes_per_object} bytes): "
-                "shared offsets multiply the work of walking this program"
-            )
+    # The walk checks each bound inline and calls these only once one is broken.
 
-    def _bytes(self, pos: int, n: int) -> None:
-        self.decoded += n
-        if self.decoded > self.size:
-            self.refuse(
-                f"the strings and vectors decoded up to byte {pos} take more than the "
-                f"buffer's {self.size} bytes: they overlap"
-            )
+    def _too_many(self) -> None:
+        self.refuse(
+            f"more than {self.limit} objects are reached, counting each once per offset "
+            f"that reaches it (at most one per {self.layout.bytes_per_object} bytes): "
+            "shared offsets multiply the work of walking this program"
+        )
 
-    def _depth(self, depth: int, height: int) -> None:
-        if depth + height - 1 > self.max_depth:
-            self.refuse(f"tables nest deeper than {self.max_depth} levels")
+    def _overlap(self, pos: int) -> None:
+        self.refuse(
+            f"the strings and vectors decoded up to byte {pos} take more than the "
+            f"buffer's {self.size} bytes: they overlap"
+        )
+
+    def _too_deep(self) -> None:
+        self.refuse(f"tables nest deeper than {self.max_depth} levels")
 
     # -- the walk --------------------------------------------------------------------
 
@@ -242,17 +239,17 @@ class Verifier:
         hit = self.memo.get(key)
         if hit is not None:
             if depth + hit[2] - 1 > self.max_depth:
-                self._depth(depth, hit[2])
+                self._too_deep()
             self.expanded += hit[1]
             if self.expanded > self.limit:
-                self._count(0)
+                self._too_many()
             return hit
         if depth > self.max_depth:
-            self._depth(depth, 1)
+            self._too_deep()
         self.visited += 1
         self.expanded += 1
         if self.expanded > self.limit:
-            self._count(0)
+            self._too_many()
         buf, size = self.buf, self.size
         if pos & 3 or pos + 4 > size:
             self._table_start(pos, table)
@@ -346,7 +343,7 @@ class Verifier:
         self.reached += 1
         self.expanded += 1
         if self.expanded > self.limit:
-            self._count(0)
+            self._too_many()
         key = (pos, "")
         hit = self.memo.get(key)
         if hit is not None:
@@ -365,7 +362,7 @@ class Verifier:
             self.refuse(f"string at byte {pos} is not NUL-terminated")
         self.decoded += n + 5
         if self.decoded > self.size:
-            self._bytes(pos, 0)
+            self._overlap(pos)
         try:
             text = buf[pos + 4 : end].decode("utf-8")
         except UnicodeDecodeError:
@@ -381,15 +378,15 @@ class Verifier:
         hit = self.memo.get(key)
         if hit is not None:
             if depth + hit[2] > self.max_depth:
-                self._depth(depth + 1, hit[2])
+                self._too_deep()
             self.expanded += hit[1]
             if self.expanded > self.limit:
-                self._count(0)
+                self._too_many()
             return hit
         self.visited += 1
         self.expanded += 1
         if self.expanded > self.limit:
-            self._count(0)
+            self._too_many()
         buf, size = self.buf, self.size
         if pos & 3:
             self.refuse(f"vector at byte {pos} is not 4-byte aligned")
@@ -406,7 +403,7 @@ class Verifier:
             self.refuse(f"vector at byte {pos}: its 8-byte items are not 8-byte aligned")
         self.decoded += 4 + n * width
         if self.decoded > self.size:
-            self._bytes(pos, 0)
+            self._overlap(pos)
         if fmt is not None:
             values = struct.unpack_from(f"<{n}{fmt}", buf, start)
             result: Result = (tuple(v != 0 for v in values) if fmt == "?" else values, 1, 0)
