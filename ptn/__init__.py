@@ -27,7 +27,7 @@ _EXPORTS = {
     "edit_metadata": "ptn.package.edit",
     "rewrite_metadata": "ptn.package.edit",
     "load": "ptn.package.read",
-    "read_metadata": "ptn.package.read",
+    "read_metadata": "ptn.package.metadata_reads",
     "repack": "ptn.package.edit",
     "SaveWarning": "ptn.core.errors",
     "save": "ptn.package.write",
