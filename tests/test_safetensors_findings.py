@@ -16,9 +16,11 @@ import numpy as np
 import pytest
 
 from ptn.core.errors import Finding, PtnError
+from ptn.safetensors import bools as st_bools
 from ptn.safetensors import header as st_header
 from ptn.safetensors import tensors as st_tensors
-from ptn.safetensors.header import MAX_DIM, MAX_RANK, MEMBER, bool_findings, read_header
+from ptn.safetensors.bools import bool_findings
+from ptn.safetensors.header import MAX_DIM, MAX_RANK, MEMBER, read_header
 
 E, W = "error", "warning"
 
@@ -213,7 +215,7 @@ def test_a_bool_byte_past_1_is_named_pointed_at_and_counted(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Found in a later chunk too: the element index counts from the tensor's start."""
-    monkeypatch.setattr(st_header, "_BOOL_CHUNK", 4)
+    monkeypatch.setattr(st_bools, "_BOOL_CHUNK", 4)
     image, start, entries = _bool_image(
         {"flags/a": b"\x00\x01\x00\x01\x01\x03\x00\x02", "ok": b"\x01\x00", "empty": b""}
     )

@@ -23,7 +23,8 @@ from ptn.program.constants import Stored, constant_findings
 from ptn.program.model import Program
 from ptn.program.read import read_program
 from ptn.safetensors.aliases import read_aliases
-from ptn.safetensors.header import TensorInfo, bool_findings, read_header
+from ptn.safetensors.bools import bool_findings
+from ptn.safetensors.header import TensorInfo, read_header
 from ptn.zip import Member, check_crc, read_members
 from ptn.zip.decoy import decoy_finding, scans
 

@@ -21,7 +21,7 @@ from ptn.package.source import Source
 from ptn.package.sparse import Range, SparseBuffer, fetch_for_stages, union
 from ptn.package.validate import Parsed, _stages, crc_targets
 from ptn.remote.sources import TransferStats, open_source
-from ptn.safetensors.header import bool_findings
+from ptn.safetensors.bools import bool_findings
 from ptn.zip import Member
 from ptn.zip.decoy import DecoyScan, scans
 from ptn.zip.reader import crc_mismatch

@@ -21,6 +21,7 @@ import numpy as np
 
 from ptn.core.errors import PtnError, pointer
 from ptn.json.strict import dumps_json, utf8
+from ptn.safetensors.bools import bool_findings
 from ptn.safetensors.header import (
     DATA_ALIGNMENT,
     ITEMSIZE,
@@ -33,7 +34,6 @@ from ptn.safetensors.header import (
     TensorInfo,
     _as_bytes,
     _shape_problem,
-    bool_findings,
     checked_columns,
     itemsize,
     read_header,

@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 MODULES = {
     "json_strict": ["ptn/json/strict.py"],
     "zip": sorted(str(p.relative_to(ROOT)) for p in (ROOT / "ptn" / "zip").glob("*.py")),
-    "st_header": ["ptn/safetensors/header.py"],
+    "st_header": ["ptn/safetensors/header.py", "ptn/safetensors/bools.py"],
     "st_tensors": ["ptn/safetensors/tensors.py"],
     "aliases": ["ptn/safetensors/aliases.py"],
     "members": ["ptn/package/members.py"],
