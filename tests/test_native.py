@@ -93,6 +93,21 @@ def test_mutated_seeds(data: bytes) -> None:
             _agree(path, data, deep)
 
 
+def test_the_binding_comparisons_corpus(tmp_path: Path) -> None:
+    """The files the TypeScript and Node comparisons use: odd header values, floods,
+    seeded mutants of saved packages, programs (tests/test_ts_package.py)."""
+    from tests.test_ts_package import corpus as binding_corpus
+
+    files = binding_corpus(tmp_path)
+    answered = 0
+    for name, data in sorted(files.items()):
+        path = tmp_path / f"{name}.ptn"
+        path.write_bytes(data)
+        for deep in (False, True):
+            answered += not _agree(path, data, deep)
+    assert answered > len(files)
+
+
 def test_it_answers_for_most_of_the_corpus() -> None:
     """A fast path that always declined would pass the test above and do nothing."""
     answered = sum(
