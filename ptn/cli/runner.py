@@ -69,8 +69,10 @@ def check_batch(paths: Sequence[str], deep: bool, time_limit: float) -> Results:
 
 # A batch (one worker task) holds up to this many files and bytes; a bigger file goes alone.
 # Batching pays a task's round trip (pickling, pipe, wake-ups: ~0.3 ms) once for many small
-# files; the byte bound keeps the batches of large files short, so the workers stay balanced.
-BATCH_FILES = 32
+# files, which the native validator checks in ~60 µs each (bench/bench_many_files.py: 256
+# files a batch took -j2 from 0.86x to 1.03x -j1's speed on 2,000); the byte bound keeps
+# the batches of large files short, so the workers stay balanced.
+BATCH_FILES = 256
 BATCH_BYTES = 4 * 1024 * 1024
 
 
