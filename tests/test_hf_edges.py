@@ -17,18 +17,8 @@ import pytest
 from ptn.core.errors import PtnError
 from ptn.json.strict import MAX_JSON_BYTES
 from ptn.llm import HfConfigWarning, from_hf_config
+from tests.test_llm import MISTRAL
 
-MISTRAL = {
-    "model_type": "mistral",
-    "num_hidden_layers": 4,
-    "num_attention_heads": 8,
-    "hidden_size": 256,
-    "sliding_window": 64,
-    "vocab_size": 100,
-    "bos_token_id": 1,
-    "eos_token_id": 2,
-    "max_position_embeddings": 1024,
-}
 GEMMA3 = {"model_type": "gemma3_text", "num_hidden_layers": 6}
 
 
