@@ -182,3 +182,20 @@ def test_validate_takes_the_fast_path_unless_switched_off(
 def test_a_large_file_goes_to_python(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(native, "NATIVE_MAX", 100)
     assert native.native_findings((REPO / "examples/tiny-llm.ptn").read_bytes(), False) is None
+
+
+def test_what_the_extension_cannot_say_goes_to_python(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Out of memory, or a message that is not UTF-8: Python validates the file."""
+
+    class Failing:
+        def __init__(self, error: Exception) -> None:
+            self.error = error
+
+        def validate(self, data: bytes, deep: bool) -> None:
+            raise self.error
+
+    data = (REPO / "examples/tiny-llm.ptn").read_bytes()
+    assert native.native_findings(data, False) == []
+    for error in (MemoryError(), UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid")):
+        monkeypatch.setattr(native, "_native", Failing(error))
+        assert native.native_findings(data, False) is None

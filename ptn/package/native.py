@@ -65,7 +65,7 @@ def native_findings(data: bytes, deep: bool) -> list[Finding] | None:
         return None
     try:
         call_nodes, found = _native.validate(data, deep)
-    except MemoryError:
+    except (MemoryError, ValueError):  # ValueError: a message that is not UTF-8 (a C++ bug)
         return None
     if deep and call_nodes > 0:
         return None
