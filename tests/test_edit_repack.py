@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -153,29 +154,35 @@ def test_repack_refuses_a_content_error_saying_so(tmp_path: Path) -> None:
     assert not out.exists()
 
 
-def test_repack_refuses_an_ambiguous_container_saying_so(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("made", "rule", "why"),
+    [
+        pytest.param(
+            hostile.unicode_path_extra,
+            "zip-unicode-path-extra",
+            "`ptn repack` rewrites compressed, unaligned or oddly flagged members, but this "
+            "fault leaves the content uncertain; nothing was written",
+            id="ambiguous",
+        ),
+        pytest.param(
+            hostile.descriptor_decoy,
+            "zip-descriptor-decoy",
+            "two readers would read different members, so `ptn repack` cannot choose one; "
+            "nothing was written",
+            id="decoy",
+        ),
+    ],
+)
+def test_repack_refuses_a_container_it_cannot_rewrite_saying_why(
+    tmp_path: Path, made: Callable[[], bytes], rule: str, why: str
+) -> None:
     path, out = tmp_path / "p.ptn", tmp_path / "out.ptn"
-    path.write_bytes(hostile.unicode_path_extra())
-    with pytest.raises(InvalidPackageError) as caught:
-        ptn.repack(path, out)
-    assert caught.value.rule == "zip-unicode-path-extra"
-    assert caught.value.message.endswith(
-        "but this fault leaves the content uncertain; nothing was written)"
-    )
-    assert not out.exists()
-
-
-def test_repack_refuses_a_decoy_descriptor_saying_why(tmp_path: Path) -> None:
-    path, out = tmp_path / "p.ptn", tmp_path / "out.ptn"
-    path.write_bytes(hostile.descriptor_decoy())
+    path.write_bytes(made())
     with pytest.raises(InvalidPackageError) as caught:
         ptn.repack(path, out)
     err = caught.value
-    assert err.rule == "zip-descriptor-decoy"
-    assert err.message == (
-        f"{err.findings[0].message} (two readers would read different members, so "
-        "`ptn repack` cannot choose one; nothing was written)"
-    )
+    assert err.rule == rule
+    assert err.message == f"{err.findings[0].message} ({why})"
     assert not out.exists()
 
 
