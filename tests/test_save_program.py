@@ -266,3 +266,18 @@ def test_mutable_keys_decide_for_a_program_of_an_unknown_version(tmp_path: Path)
     assert members(path) == ["program.ptg", "program.safetensors", "aliases.json"]
     with pytest.raises(PtnError, match="mutable keys without a constant"):
         ptn.save(path, program, constants, mutable_keys=["nope"])
+
+
+def test_mutable_keys_naming_no_constant_are_refused_whole(tmp_path: Path) -> None:
+    """For a program ptn cannot read, a mutable key with no constant is the caller's
+    mistake: st-entry-invalid on program.safetensors, every such key named, sorted, and
+    nothing written (the keys that do have a constant are not named)."""
+    constants = {"k": np.zeros(4, np.float32)}
+    program = with_version(program_for(constants, mutated=["k"]), "2")
+    path = tmp_path / "p.ptn"
+    with pytest.raises(PtnError) as caught:
+        ptn.save(path, program, constants, mutable_keys=["zz", "k", "aa"])
+    err = caught.value
+    assert (err.rule, err.member, err.pointer) == ("st-entry-invalid", "program.safetensors", None)
+    assert err.message == "mutable keys without a constant: ['aa', 'zz']"
+    assert not path.exists()

@@ -275,14 +275,11 @@ class Package(MetadataReads):
     def keys(self) -> list[str]:
         """Every readable constant key, owners and aliases, sorted."""
         broken, tensors = self.unreadable_keys, self._parsed.tensors
-        if not self.aliases:  # the common package: no per-key resolve
+        if not self.aliases:  # the common package: only the owners
             return sorted(k for k in tensors if k not in broken) if broken else sorted(tensors)
         aliases = (a for a, owner in self.aliases.items() if owner in tensors)
-        return sorted(
-            k
-            for k in chain(tensors, aliases)
-            if k not in broken and resolve(self.aliases, k) not in broken
-        )
+        # _adopt put every alias of a broken owner in ``broken``: no owner to look up here
+        return sorted(k for k in chain(tensors, aliases) if k not in broken)
 
     def owner_keys(self) -> list[str]:
         """Readable keys that own bytes in program.safetensors, sorted."""

@@ -1,0 +1,157 @@
+"""Reading and replacing packages pinned at their edges, second pass (issue 33: each test
+here once killed a survivor of a sampled mutation run over ``ptn/package/read.py`` and
+``ptn/package/atomic.py``): the checked-column path of ``constants``, empty and unmappable
+writable constants, chunked reads with a short last chunk, a closed package, ``repr`` of
+an invalid one, and the temporary-file bounds of ``replace_file``."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ptn
+import ptn.package.atomic as atomic
+import ptn.package.read as read
+from ptn.core.errors import PtnError
+from ptn.package.atomic import BrokenHardLinks, replace_file, stale_temp_files
+from ptn.testing import hostile, program_for
+
+
+def _save(path: Path, constants: dict[str, np.ndarray]) -> Path:
+    with warnings.catch_warnings():  # the constants are bound by the program: no warning
+        warnings.simplefilter("error")
+        ptn.save(path, program_for(constants), constants)
+    return path
+
+
+def test_constants_are_viewed_through_the_checked_columns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``constants[key]`` of a valid package, owner or alias, never takes the per-key
+    ``TensorInfo`` route (``tensor_view``): that is the cost issue 30 removed."""
+    w = np.arange(6, dtype=np.float32).reshape(2, 3)
+    path = _save(tmp_path / "p.ptn", {"w": w, "w2": w.copy(), "b": np.ones(4, np.int64)})
+    with ptn.load(path) as pkg:
+        assert pkg.aliases == {"w2": "w"}
+
+        def refused(*args: object) -> np.ndarray:
+            raise AssertionError("constants[key] left the checked columns")
+
+        monkeypatch.setattr(read, "tensor_view", refused)
+        for key, want in (("w", w), ("w2", w), ("b", np.ones(4, np.int64))):
+            got = pkg.constants[key]
+            assert got.dtype == want.dtype and got.shape == want.shape
+            assert np.array_equal(got, want)
+
+
+def test_an_empty_constant_is_writable(tmp_path: Path) -> None:
+    path = _save(tmp_path / "p.ptn", {"e": np.zeros((0, 3), np.float32), "x": np.ones(2)})
+    with ptn.load(path) as pkg:
+        array = pkg.constant("e", writable=True).array
+        assert array.shape == (0, 3) and array.dtype == np.float32 and array.flags.writeable
+
+
+def test_a_writable_constant_is_a_private_copy_when_no_mapping_is_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Out of mappings (vm.max_map_count): the writable constant is a copy of its bytes."""
+    w = np.arange(10, dtype=np.int32)
+    path = _save(tmp_path / "p.ptn", {"w": w})
+    with ptn.load(path) as pkg:
+
+        def no_mapping(*args: object, **kwargs: object) -> None:
+            raise PtnError("ptn-io-error", "out of mappings")
+
+        monkeypatch.setattr(read, "map_fd", no_mapping)
+        array = pkg.constant("w", writable=True).array
+        assert array.dtype == np.int32 and np.array_equal(array, w)
+        array[:] = -1
+        assert np.array_equal(pkg.constants["w"], w)  # the file's view is untouched
+
+
+@pytest.mark.parametrize("reuse", [False, True])
+def test_chunks_end_with_the_short_rest(tmp_path: Path, reuse: bool) -> None:
+    data = np.arange(10, dtype=np.uint8)
+    path = _save(tmp_path / "p.ptn", {"d": data})
+    with ptn.load(path) as pkg:
+        chunks = [bytes(c) for c in pkg.constant_chunks("d", 3, reuse=reuse)]
+    assert [len(c) for c in chunks] == [3, 3, 3, 1]
+    assert b"".join(chunks) == data.tobytes()
+
+
+def test_chunks_of_a_closed_package_are_refused(tmp_path: Path) -> None:
+    path = _save(tmp_path / "p.ptn", {"d": np.arange(10, dtype=np.uint8)})
+    pkg = ptn.load(path)
+    pkg.close()
+    with pytest.raises(ValueError) as caught:
+        pkg.constant_chunks("d", 4)
+    assert str(caught.value) == "the package is closed"
+
+
+def test_repr_of_an_invalid_package_counts_its_errors(tmp_path: Path) -> None:
+    header = {
+        "good": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
+        "bad": {"dtype": "F99", "shape": [2], "data_offsets": [8, 16]},
+        "worse": {"dtype": "F98", "shape": [2], "data_offsets": [16, 24]},
+    }
+    path = tmp_path / "p.ptn"
+    path.write_bytes(hostile.package({"program.safetensors": hostile.safetensors(header, bytes(24))}))
+    with ptn.load(path, strict=False) as pkg:
+        errors = len(pkg.report.errors)
+        assert errors >= 2
+        assert repr(pkg).endswith(f", 0 metadata names, {errors} errors>")
+
+
+def test_a_replaced_file_with_another_link_warns_exactly(tmp_path: Path) -> None:
+    path = _save(tmp_path / "p.ptn", {"d": np.arange(4, dtype=np.uint8)})
+    os.link(path, tmp_path / "other.ptn")
+    with pytest.warns(BrokenHardLinks) as caught:
+        replace_file(path, lambda fd: os.write(fd, b"new"))
+    assert str(caught[0].message) == (
+        f"{os.fspath(path)!r} had 1 other hard link(s); they still hold the old package"
+    )
+    assert path.read_bytes() == b"new"
+
+
+def test_a_temporary_name_is_tried_64_times(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Random names that are all taken: 64 tries, then the write fails naming why, and
+    the destination is untouched."""
+    dest = tmp_path / "p.ptn"
+    dest.write_bytes(b"old")
+    taken = tmp_path / atomic.TEMP_NAME.format(name=dest.name, token="00000000")
+    taken.write_bytes(b"")
+    tries = []
+
+    def same_token(n: int) -> bytes:
+        tries.append(n)
+        return bytes(n)
+
+    monkeypatch.setattr(atomic.os, "urandom", same_token)
+    with pytest.raises(FileExistsError, match="no free temporary name beside"):
+        replace_file(dest, lambda fd: None)
+    assert len(tries) == 64
+    assert dest.read_bytes() == b"old"
+
+
+def test_stale_temps_list_each_directory_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stale = tmp_path / atomic.TEMP_NAME.format(name="b.ptn", token="0123abcd")
+    stale.write_bytes(b"")
+    listed: list[str] = []
+    real = atomic._listing
+
+    def counted(directory: str) -> dict[str, bool]:
+        listed.append(directory)
+        return real(directory)
+
+    monkeypatch.setattr(atomic, "_listing", counted)
+    found = stale_temp_files([tmp_path / "a.ptn", tmp_path / "b.ptn", tmp_path / "c.ptn"])
+    assert found == [stale]
+    assert listed == [os.fspath(tmp_path)]
