@@ -223,7 +223,7 @@ def _save(
         prefix, layout = plan_layout(
             [s for s in specs if s[0] not in aliases] if aliases else specs
         )
-        found = list(plan.notes)
+        found = list(plan.notes)  # empty when the program was read: its warnings mean it was not
         if plan.program is not None:
             found += check_constants(plan.program, _Planned(layout, owners, names), aliases)
     members: list[MemberSource] = [(PTG, [memoryview(program)], len(program))]
@@ -308,7 +308,7 @@ def _write_members(fd: int, members: list[MemberSource]) -> None:
         for name, source, size in members:
             if isinstance(source, CopiedData):
                 zw.add_copy(name, source.fd, source.offset, size, source.crc32)
-            elif size < 0:
+            elif size < 0:  # size unknown (-1); a size-0 source would join to b"" all the same
                 data = b"".join(source)
                 zw.add(name, [data], len(data))
             else:
