@@ -97,6 +97,21 @@ def test_chunks_of_a_closed_package_are_refused(tmp_path: Path) -> None:
     assert str(caught.value) == "the package is closed"
 
 
+def test_a_lenient_package_without_aliases_lists_only_its_readable_keys(tmp_path: Path) -> None:
+    header = {
+        "good": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
+        "over": {"dtype": "U8", "shape": [4], "data_offsets": [4, 8]},  # parsed, yet broken
+    }
+    path = tmp_path / "p.ptn"
+    path.write_bytes(
+        hostile.package({"program.safetensors": hostile.safetensors(header, bytes(8))})
+    )
+    with ptn.load(path, strict=False) as pkg:
+        assert pkg.aliases == {} and "over" in pkg.unreadable_keys
+        assert pkg.keys() == pkg.owner_keys() == ["good"]
+        assert list(pkg.constants) == ["good"] and len(pkg.constants) == 1
+
+
 def test_repr_of_an_invalid_package_counts_its_errors(tmp_path: Path) -> None:
     header = {
         "good": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},

@@ -275,7 +275,8 @@ class Package(MetadataReads):
     def keys(self) -> list[str]:
         """Every readable constant key, owners and aliases, sorted."""
         broken, tensors = self.unreadable_keys, self._parsed.tensors
-        if not self.aliases:  # the common package: only the owners
+        if not self.aliases:  # the common package: only the owners, filtered only if needed
+            # (with nothing broken the filter gives the same list, only slower)
             return sorted(k for k in tensors if k not in broken) if broken else sorted(tensors)
         aliases = (a for a, owner in self.aliases.items() if owner in tensors)
         # _adopt put every alias of a broken owner in ``broken``: no owner to look up here
