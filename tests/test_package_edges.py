@@ -22,6 +22,7 @@ import ptn.package.atomic as atomic
 import ptn.package.read as read
 import ptn.safetensors.tensors as tensors
 from ptn.core.errors import PtnError
+from ptn.json.strict import MAX_JSON_BYTES
 from ptn.package.atomic import BrokenHardLinks, replace_file, stale_temp_files
 from ptn.testing import hostile, program_for
 
@@ -258,6 +259,23 @@ def test_raw_metadata_deflated_and_not_json_names_the_member(tmp_path: Path) -> 
             pkg.raw_metadata()
     err = caught.value
     assert err.rule.startswith("json-") and err.member == "metadata.json"
+
+
+def test_raw_metadata_inflates_up_to_the_json_limit_and_no_further(tmp_path: Path) -> None:
+    """A deflated metadata.json of exactly the JSON size limit is inflated; one byte more
+    (its declared size) is refused with the member's own finding, before inflating."""
+    for size, inflated in ((MAX_JSON_BYTES, True), (MAX_JSON_BYTES + 1, False)):
+        path = _with_metadata(tmp_path, b"{}" + b" " * (size - 2), zipfile.ZIP_DEFLATED)
+        with ptn.load(path, strict=False) as pkg:
+            fault = pkg.unreadable["metadata.json"]
+            assert fault.rule == "zip-member-compressed"
+            if inflated:
+                assert pkg.raw_metadata() == {}
+                continue
+            with pytest.raises(PtnError) as caught:
+                pkg.raw_metadata()
+        err = caught.value
+        assert (err.rule, err.member, err.message) == (fault.rule, fault.member, fault.message)
 
 
 def test_without_a_directory_the_program_is_unreadable_for_that_reason(tmp_path: Path) -> None:
