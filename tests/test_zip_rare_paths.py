@@ -7,6 +7,8 @@ import io
 import struct
 import warnings
 import zipfile
+import zlib
+from pathlib import Path
 
 import pytest
 
@@ -96,3 +98,36 @@ def test_a_locator_without_its_zip64_record_is_fatal_when_the_end_record_is_satu
         read_members(bytes(data))
     assert caught.value.rule == "zip-bad-zip64"
     assert str(caught.value).endswith("; the directory cannot be located")
+
+
+@pytest.mark.parametrize("name_len", range(24, 42))
+def test_data_starts_at_the_first_aligned_offset_with_room_for_the_padding(name_len: int) -> None:
+    """A member's data starts at the smallest multiple of 64 at or after its header and
+    name where the gap is 0 or can hold the 4-byte padding extra field (so a gap of 4 is
+    an extra field with no data, and 1 to 3 take the next multiple)."""
+    out = io.BytesIO()
+    with ZipWriter(out) as w:
+        member = w.add("n" * name_len, [b"abc"], 3)
+    end = 30 + name_len
+    expected = next(at for at in range(0, 256, 64) if at == end or at >= end + 4)
+    assert member.data_offset == expected
+    (extra_len,) = struct.unpack_from("<H", out.getvalue(), 28)
+    assert extra_len == expected - end
+    with zipfile.ZipFile(out) as z:
+        assert z.read("n" * name_len) == b"abc"
+
+
+def test_a_copied_member_is_written_as_the_same_bytes_given_whole(tmp_path: Path) -> None:
+    """``add_copy`` with a known size writes what ``add`` with that size writes: plain
+    32-bit headers (no zip64 extra field) for a small member."""
+    src = tmp_path / "src.bin"
+    data = b"0123456789" * 50
+    src.write_bytes(b"head" + data)
+    copied, given = tmp_path / "copied.zip", tmp_path / "given.zip"
+    with open(src, "rb") as s, open(copied, "wb") as f, ZipWriter(f) as w:
+        w.add_copy("m.bin", s.fileno(), 4, len(data), zlib.crc32(data))
+    with open(given, "wb") as f, ZipWriter(f) as w:
+        w.add("m.bin", [data], len(data))
+    assert copied.read_bytes() == given.read_bytes()
+    members, findings = read_members(copied.read_bytes())
+    assert findings == [] and [(m.name, m.size) for m in members] == [("m.bin", len(data))]

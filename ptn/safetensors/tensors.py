@@ -226,7 +226,8 @@ def plan_layout(
     items = []
     for key, dtype, shape, nbytes in tensors:
         # The usual entry in a few comparisons (a rank-1 shape of int); anything else goes
-        # through every check, which raises the rule or gives the shape as a list.
+        # through every check, which raises the rule or gives the shape as a list. Only a
+        # shortcut: a stricter test here (a mutant) sends more entries to the same checks.
         if (
             type(key) is not str
             or key in seen
@@ -245,6 +246,7 @@ def plan_layout(
         items.append((key, dtype, shape, int(nbytes), ITEMSIZE[dtype]))
     items.sort(key=_KEY)
     # Stable, so by key within a size; with one element size (the usual), the key order.
+    # ``mixed`` only saves a sort and a dict: taking one size as mixed gives the same plan.
     mixed = len(set(map(_SIZE, items))) > 1
     layout: list[tuple[str, int, int]] = []
     offset = 0
@@ -326,6 +328,7 @@ def _header_text(
     entry's fields too (data_offsets, dtype, shape); dtypes are plain ASCII names.
     ``begins``: each entry's offset, in the order of ``by_key``."""
     parts = []
+    # strict: a guard only, both come from the same list (so without it, the same text)
     for (key, dtype, shape, nbytes, _), begin in zip(by_key, begins, strict=True):
         dims = ",".join(map(str, shape))
         parts.append(
