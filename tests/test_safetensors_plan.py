@@ -155,6 +155,10 @@ def test_the_fast_viewer_takes_a_holder_of_the_data_section_alone() -> None:
     assert view is not None
     np.testing.assert_array_equal(view("m"), arrays["m"])
     assert checked_viewer(entries, holder, -1) is None
+    # A holder one byte short of the last tensor's end: no fast viewer (tensor_view says why).
+    end = data_start + max(info.end for info in entries.values())
+    assert checked_viewer(entries, holder[:end], data_start) is not None
+    assert checked_viewer(entries, holder[: end - 1], data_start) is None
 
 
 def test_a_view_whose_size_disagrees_says_how_many_bytes() -> None:
@@ -200,3 +204,19 @@ def test_tensor_bytes_hands_back_the_array_itself_when_it_can() -> None:
     for array in (np.zeros(0, dtype="<f4"), np.arange(3, dtype=ml_dtypes.bfloat16)):
         got = st_tensors.tensor_bytes(array)
         assert got.obj is not array and bytes(got) == array.tobytes()
+
+
+def test_a_numpy_dtype_named_once_is_named_again_by_one_lookup(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A save of 10^5 tensors asks each one's dtype name several times: after the first,
+    no search (whose byte-order normalizing is made to fail here)."""
+
+    def no_search(spec: Any) -> np.dtype:
+        raise AssertionError(f"searched for {spec!r}")
+
+    names = {name: st_tensors._numpy_dtype(name) for name in ITEMSIZE}
+    assert all(st_tensors.dtype_name(dtype) == name for name, dtype in names.items())
+    monkeypatch.setattr(st_tensors, "_le", no_search)
+    for name, dtype in names.items():
+        assert st_tensors.dtype_name(dtype) == name

@@ -48,8 +48,7 @@ __all__ = [
 
 
 def _le(spec: Any) -> np.dtype:
-    dt = np.dtype(spec)
-    return dt if dt.itemsize == 1 else dt.newbyteorder("<")
+    return np.dtype(spec).newbyteorder("<")  # a 1-byte dtype stays as it is ("|")
 
 
 _NUMPY_SPECS: dict[str, Any] = {
