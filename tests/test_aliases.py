@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ptn.core.errors import MAX_FINDINGS_PER_RULE, PtnError
+from ptn.safetensors import aliases as aliases_module
 from ptn.safetensors.aliases import MEMBER, dumps_aliases, read_aliases, resolve
 from ptn.safetensors.dedup import fold_duplicates
 from ptn.safetensors.tensors import build_image, read_header, tensor_bytes, tensor_view
@@ -293,3 +294,19 @@ def test_aliases_errors_carry_rule_pointer_and_message() -> None:
         "/__metadata__",
         "__metadata__ is reserved",
     )
+
+
+def test_bad_entries_past_the_budget_build_no_finding(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Spec section 10: entries past the per-rule budget are only counted, never built."""
+    built: list[str] = []
+    real_pointer = aliases_module.pointer
+
+    def counting_pointer(*parts: str | int) -> str:
+        built.append(str(parts[0]))
+        return real_pointer(*parts)
+
+    monkeypatch.setattr(aliases_module, "pointer", counting_pointer)
+    doc = json.dumps({f"k{i}": 1 for i in range(MAX_FINDINGS_PER_RULE + 20)}).encode()
+    _, findings = read_aliases(doc, None)
+    assert len(built) == MAX_FINDINGS_PER_RULE
+    assert findings[-1].more == 20

@@ -13,7 +13,7 @@ def membership_findings(names: list[str]) -> list[Finding]:
     findings = []
     for name in names:
         if name not in KNOWN:
-            lowered = _BY_LOWER_NAME.get(name.lower().rsplit("/", 1)[-1])
+            lowered = _BY_LOWER_NAME.get(name.lower().rpartition("/")[2])
             hint = f" (did you mean {lowered}?)" if lowered else ""
             findings.append(Finding(
                 "ptn-unknown-member", "error", name, None,
