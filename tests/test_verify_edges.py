@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from ptn.core.resources import schema_text
+from ptn.program.build import Encoder, Written
 from ptn.program.layout import SCALAR_FORMATS, load_layout, parse_layout
 from ptn.program.plain import to_plain
 from ptn.program.verify import Refusal, Verifier
@@ -228,3 +229,169 @@ def test_heights_count_table_levels() -> None:
     assert all(heights[k] == {0} for k in scalar_vectors)
     assert min(min(heights[k]) for k in heights if k in LAYOUT.tables) == 1
     assert max(heights[LAYOUT.root]) == max(max(h) for h in heights.values())
+
+
+def test_a_string_that_is_not_utf8_is_refused_where_it_is() -> None:
+    data = real()
+    walk = Verifier(data)
+    walk.root()
+    pos = next(p for p, kind in sorted(walk.memo) if kind == "" and data[p + 4 : p + 5] == b"1")
+    assert data[pos : pos + 6] == b"\x01\x00\x00\x001\x00"  # the version, "1"
+    got = refusal(edited(data, pos + 4, "<B", 0xFF))
+    assert (got.rule, got.pointer) == ("ptg-malformed", "/version")
+    assert got.message == f"string at byte {pos} is not UTF-8"
+
+
+def test_a_zero_offset_is_refused_in_a_field_and_in_a_vector() -> None:
+    data = real()
+    pos, vt, _ = root_table(data)
+    (off,) = struct.unpack_from("<H", data, vt + 4 + 2 * 1)  # Program.methods
+    got = refusal(edited(data, pos + off, "<I", 0))
+    assert (got.rule, got.pointer) == ("ptg-malformed", "")
+    assert got.message == f"the offset at byte {pos + off} is 0"
+    methods = pos + off + struct.unpack_from("<I", data, pos + off)[0]
+    got = refusal(edited(data, methods + 4, "<I", 0))  # the first method
+    assert (got.rule, got.pointer) == ("ptg-malformed", "/methods/0")
+    assert got.message == f"the offset at byte {methods + 4} is 0"
+
+
+def _bare_table(size: int, pos: int, vt: int, vsize: int = 4, tsize: int = 4) -> bytes:
+    """A buffer whose root, at ``pos``, is a table with no fields and its vtable at ``vt``."""
+    out = bytearray(size)
+    struct.pack_into("<I", out, 0, pos)
+    struct.pack_into("<i", out, pos, pos - vt)
+    if vt:  # at byte 0 the root offset is the vtable: ``pos`` is chosen for that
+        struct.pack_into("<HH", out, vt, vsize, tsize)
+    return bytes(out)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        _bare_table(12, pos=4, vt=8),  # the vtable ends the buffer
+        _bare_table(12, pos=8, vt=4),  # the table ends the buffer
+        _bare_table(16, pos=4, vt=8, vsize=8, tsize=12),  # both do; an empty slot
+        _bare_table(0x40008, pos=0x40004, vt=0),  # the vtable is byte 0: 4 and 4 bytes
+    ],
+    ids=["vtable-last", "table-last", "both-last", "vtable-at-0"],
+)
+def test_table_headers_at_every_bound_are_sound(data: bytes) -> None:
+    """Each bound of a table's header met exactly (vtable at 0 or ending the buffer,
+    table ending it, vtable and inline sizes of 4): read whole by ``root_string``, and
+    inline by the walk."""
+    (pos,) = struct.unpack_from("<I", data, 0)
+    assert Verifier(data).root_string("version") is None
+    assert Verifier(data).table(pos, LAYOUT.tables["NoneArg"], 1)[1:] == (1, 1)
+
+
+def test_a_root_string_at_the_bounds_of_its_table() -> None:
+    """The version as the only field: at offset 4, ending the table's 8 inline bytes."""
+    out = bytearray(28)
+    struct.pack_into("<I", out, 0, 12)  # the root table
+    struct.pack_into("<HHH", out, 4, 6, 8, 4)  # its vtable: slot 0 (version) at offset 4
+    struct.pack_into("<iI", out, 12, 12 - 4, 4)  # vtable offset; version 4 bytes on
+    struct.pack_into("<I2s", out, 20, 1, b"1\0")
+    assert Verifier(bytes(out)).root_string("version") == "1"
+    struct.pack_into("<H", out, 6, 7)  # 7 inline bytes: the version no longer fits
+    with pytest.raises(Refusal) as caught:
+        Verifier(bytes(out)).root_string("version")
+    assert (caught.value.rule, caught.value.pointer) == ("ptg-malformed", "/version")
+    assert caught.value.message == (
+        "field Program.version at offset 4 of the table at byte 12 does not fit in its 7 "
+        "inline bytes"
+    )
+
+
+def _chain(encoder: Encoder, levels: int) -> Written:
+    """A graph nesting ``levels`` subgraphs, each through a cond node (five tables a level)."""
+    graph = encoder.table("Graph", {"nodes": [{"name": "output", "op_kind": "OUTPUT"}]})
+    for i in range(levels):
+        graph = encoder.table("Graph", {"nodes": [_cond(f"cond{i}", graph)]})
+    return graph
+
+
+def _cond(name: str, graph: Written) -> dict[str, Any]:
+    arg = {"value": ("GraphArg", {"name": f"{name}_body", "graph": graph})}
+    return {"name": name, "target": "torch.ops.higher_order.cond", "inputs": [{"arg": arg}]}
+
+
+@pytest.mark.parametrize("deeper", [1, 2])
+def test_a_shared_subgraph_reached_again_deeper_is_bounded_as_a_tree_would_be(
+    deeper: int,
+) -> None:
+    """One subgraph, argument of a shallow node and (``deeper`` levels down) of a deeper
+    one: walked once, then a memo hit, whose height must bound the depth as walking it
+    again would. For every depth limit around the deepest level, sharing or not gives
+    the same verdict."""
+    encoder = Encoder()
+    inner = _chain(encoder, 8)
+    outer = _chain_over(encoder, inner, deeper)
+    graph = encoder.table("Graph", {"nodes": [_cond("a", inner), _cond("b", outer)]})
+    data = encoder.finish(encoder.table("Program", {"methods": [{"name": "f", "graph": graph}]}))
+    verdicts = []
+    for limit in range(40, 70):
+        shared, walked = Verifier(data), Verifier(data)
+        walked.memo = _NoMemo()
+        walked._overlap = lambda pos: None  # type: ignore[method-assign]
+        sound = []
+        for walk in (shared, walked):
+            walk.max_depth = limit
+            try:
+                walk.root()
+                sound.append(True)
+            except Refusal as refusal:
+                assert refusal.message == f"tables nest deeper than {limit} levels"
+                sound.append(False)
+        assert sound[0] == sound[1], limit
+        verdicts.append(sound[0])
+    assert verdicts.index(True) > 0  # refused below the deepest level, sound from it on
+    assert all(verdicts[verdicts.index(True) :])
+
+
+def _chain_over(encoder: Encoder, inner: Written, levels: int) -> Written:
+    graph = inner
+    for i in range(levels):
+        graph = encoder.table("Graph", {"nodes": [_cond(f"wrap{i}", graph)]})
+    return graph
+
+
+def _header(size: int, pos: int, vt: int, vsize: int = 4, tsize: int = 4) -> tuple[bytes, str]:
+    """A root table at ``pos`` (no fields) whose vtable at ``vt`` may be anywhere, and the
+    start of every refusal of it."""
+    out = bytearray(size)
+    struct.pack_into("<I", out, 0, pos)
+    if pos + 4 <= size:
+        struct.pack_into("<i", out, pos, pos - vt)
+    if 0 < vt and vt + 4 <= size:
+        struct.pack_into("<HH", out, vt, vsize, tsize)
+    return bytes(out), f"Program table at byte {pos}"
+
+
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        (_header(16, pos=6, vt=10), "{t} is not 4-byte aligned"),
+        (_header(16, pos=16, vt=8), "{t} runs past the end of the 16-byte buffer"),
+        (_header(16, pos=4, vt=-2), "{t} has its vtable at -2, outside the buffer"),
+        (_header(16, pos=4, vt=14), "{t} has its vtable at 14, outside the buffer"),
+        (_header(16, pos=4, vt=9), "{t} has its vtable at 9, not 2-byte aligned"),
+        (_header(16, pos=4, vt=8, vsize=2), "the vtable of the {t} has size 2{v}"),
+        (_header(16, pos=4, vt=8, vsize=5), "the vtable of the {t} has size 5{v}"),
+        (_header(16, pos=4, vt=8, vsize=10), "the vtable of the {t} has size 10{v}"),
+        (_header(16, pos=4, vt=8, tsize=13), "{t} declares 13 inline bytes{i}"),
+    ],
+)
+def test_each_fault_of_a_table_header_is_named_alike_by_the_walk_and_root_string(
+    case: tuple[bytes, str], message: str
+) -> None:
+    data, table = case
+    expected = message.format(
+        t=table,
+        v=": not an even number of at least 4 bytes inside the buffer",
+        i=": fewer than 4, or past the end of the buffer",
+    )
+    got = refusal(data)
+    assert (got.rule, got.pointer, got.message) == ("ptg-malformed", "", expected)
+    with pytest.raises(Refusal) as caught:
+        Verifier(data).root_string("version")
+    assert (caught.value.pointer, caught.value.message) == ("", expected)
