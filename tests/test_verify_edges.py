@@ -315,19 +315,49 @@ def _cond(name: str, graph: Written) -> dict[str, Any]:
     return {"name": name, "target": "torch.ops.higher_order.cond", "inputs": [{"arg": arg}]}
 
 
-@pytest.mark.parametrize("deeper", [1, 2])
-def test_a_shared_subgraph_reached_again_deeper_is_bounded_as_a_tree_would_be(
-    deeper: int,
-) -> None:
-    """One subgraph, argument of a shallow node and (``deeper`` levels down) of a deeper
-    one: walked once, then a memo hit, whose height must bound the depth as walking it
-    again would. For every depth limit around the deepest level, sharing or not gives
-    the same verdict."""
+def _chain_over(encoder: Encoder, inner: Written, levels: int) -> Written:
+    graph = inner
+    for i in range(levels):
+        graph = encoder.table("Graph", {"nodes": [_cond(f"wrap{i}", graph)]})
+    return graph
+
+
+def _nodes_at(data: bytes, graph: Written) -> int:
+    """Where the ``nodes`` offset of ``graph`` (written by an Encoder) is."""
+    pos = len(data) - graph.offset
+    vt = pos - struct.unpack_from("<i", data, pos)[0]
+    return pos + struct.unpack_from("<H", data, vt + 4)[0]  # Graph.nodes: slot 0
+
+
+def _shared_deeper(what: str, deeper: int) -> bytes:
+    """A subgraph (``what`` = "table"), or a subgraph's node list ("vector"), reached by a
+    shallow node and again ``deeper`` levels further down, by a second node."""
     encoder = Encoder()
     inner = _chain(encoder, 8)
-    outer = _chain_over(encoder, inner, deeper)
+    again = inner if what == "table" else _chain(encoder, 8)
+    outer = _chain_over(encoder, again, deeper)
     graph = encoder.table("Graph", {"nodes": [_cond("a", inner), _cond("b", outer)]})
     data = encoder.finish(encoder.table("Program", {"methods": [{"name": "f", "graph": graph}]}))
+    if what == "table":
+        return data
+    first, second = _nodes_at(data, inner), _nodes_at(data, again)
+    nodes = first + struct.unpack_from("<I", data, first)[0]
+    return edited(data, second, "<I", nodes - second)  # its nodes are the first's
+
+
+@pytest.mark.parametrize("deeper", [1, 2])
+@pytest.mark.parametrize("what", ["table", "vector"])
+def test_a_shared_subtree_reached_again_deeper_is_bounded_as_a_tree_would_be(
+    what: str, deeper: int
+) -> None:
+    """A memo hit's height bounds the depth as walking it again would: for every depth
+    limit around the deepest level, sharing or not gives the same verdict, sound from
+    exactly the deepest level on (the program, method and graph are levels 1 to 3, then
+    five a subgraph: node, argument, value, GraphArg, graph; the innermost node last)."""
+    data = _shared_deeper(what, deeper)
+    walk = Verifier(data)
+    walk.root()
+    assert walk.expanded > walk.visited  # something is shared
     verdicts = []
     for limit in range(40, 70):
         shared, walked = Verifier(data), Verifier(data)
@@ -344,15 +374,28 @@ def test_a_shared_subgraph_reached_again_deeper_is_bounded_as_a_tree_would_be(
                 sound.append(False)
         assert sound[0] == sound[1], limit
         verdicts.append(sound[0])
-    assert verdicts.index(True) > 0  # refused below the deepest level, sound from it on
-    assert all(verdicts[verdicts.index(True) :])
+    deepest = 3 + 5 * (1 + deeper) + 5 * 8 + 1
+    assert verdicts == [limit >= deepest for limit in range(40, 70)]
 
 
-def _chain_over(encoder: Encoder, inner: Written, levels: int) -> Written:
-    graph = inner
-    for i in range(levels):
-        graph = encoder.table("Graph", {"nodes": [_cond(f"wrap{i}", graph)]})
-    return graph
+def test_a_walk_past_one_object_per_four_bytes_says_so() -> None:
+    """Refused at the reference where a walk without sharing passes the bound, saying what
+    the bound is."""
+    data = hostile.shared_program(100_000)
+    got = refusal(data)
+    walked = Verifier(data)
+    walked.memo = _NoMemo()
+    walked._overlap = lambda pos: None  # type: ignore[method-assign]
+    with pytest.raises(Refusal) as caught:
+        walked.root()
+    # The same reference: a memo hit adds its subtree at once, the tree walk object by object.
+    assert got.rule == "ptg-malformed" and got.pointer.startswith("/methods/0/graph/nodes/")
+    assert caught.value.pointer.startswith(got.pointer + "/")
+    assert got.message == (
+        f"more than {len(data) // 4} objects are reached, counting each once per offset "
+        "that reaches it (at most one per 4 bytes): shared offsets multiply the work of "
+        "walking this program"
+    )
 
 
 def _header(size: int, pos: int, vt: int, vsize: int = 4, tsize: int = 4) -> tuple[bytes, str]:
