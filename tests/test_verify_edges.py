@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import struct
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -153,22 +154,42 @@ def _decoded_size(data: bytes, key: tuple[int, str]) -> int:
     return 4 + n * (struct.calcsize("<" + fmt) if fmt and items not in LAYOUT.tables else 4)
 
 
+def _odd_unions() -> bytes:
+    """A node, listed twice, with an absent union value and one of a member this layout
+    lacks (a newer writer's)."""
+    encoder = Encoder()
+    known = encoder.table("Argument", {"value": ("IntArg", {"value": 7})})
+    node = {"name": "n", "inputs": [{"arg": {}}, {"arg": known}]}
+    shared = encoder.table("Node", node)
+    graph = {"nodes": [shared, shared, {"name": "output", "op_kind": "OUTPUT"}]}
+    method = {"name": "f", "graph": graph}
+    data = encoder.finish(encoder.table("Program", {"version": "1", "methods": [method]}))
+    pos = len(data) - known.offset
+    vt = pos - struct.unpack_from("<i", data, pos)[0]
+    (off,) = struct.unpack_from("<H", data, vt + 4)  # Argument.value's type: slot 0
+    members = len(LAYOUT.unions["ArgumentValue"])
+    assert data[pos + off] == LAYOUT.unions["ArgumentValue"].index("IntArg") + 1
+    return edited(data, pos + off, "<B", members + 1)
+
+
 @pytest.mark.parametrize(
-    ("data", "sharing"),
+    ("build", "sharing"),
     [
-        (real("dynamic_batch"), False),
-        (real("cnn"), False),
-        (hostile.doubling_program(2), True),
-        (hostile.shared_program(5, width=0), True),
+        (lambda: real("dynamic_batch"), False),
+        (lambda: real("cnn"), False),
+        (lambda: hostile.doubling_program(2), True),
+        (lambda: hostile.shared_program(5, width=0), True),
+        (_odd_unions, True),
     ],
-    ids=["dynamic_batch", "cnn", "doubling", "shared"],
+    ids=["dynamic_batch", "cnn", "doubling", "shared", "odd-unions"],
 )
 def test_the_walk_counts_each_object_as_a_walk_without_sharing_would(
-    data: bytes, sharing: bool
+    build: Callable[[], bytes], sharing: bool
 ) -> None:
     """The bounds of spec section 10 rest on three counts: objects verified (each distinct
     one once), objects reached as if every shared offset were walked again (what a memo
     hit adds must be its subtree), and bytes of distinct strings and vectors decoded."""
+    data = build()
     shared = Verifier(data)
     shared.root()
     assert shared.visited == len(shared.memo)
@@ -180,7 +201,50 @@ def test_the_walk_counts_each_object_as_a_walk_without_sharing_would(
     walked.root()
     assert walked.expanded == shared.expanded
     assert (shared.expanded > shared.visited) == sharing
-    assert walked.visited == walked.expanded  # no sharing: each reach verifies again
+    assert walked.visited == walked.expanded == walked.reached  # each reach verifies again
+    assert shared.reached >= shared.visited
+    # root_string, which read.py calls first on the same walk, starts every count anew.
+    again = Verifier(data)
+    again.root_string("version")
+    again.root()
+    counts = ("visited", "reached", "expanded", "decoded")
+    assert [getattr(again, c) for c in counts] == [getattr(shared, c) for c in counts]
+
+
+def test_plans_are_made_once_per_layout() -> None:
+    fresh = parse_layout(json.loads(schema_text("program-layout")))
+    assert Verifier(real(), fresh).plans is Verifier(real("cnn"), fresh).plans
+    assert Verifier(real()).plans is not Verifier(real(), fresh).plans
+
+
+def _swapped_layout() -> Any:
+    """The layout with two fields' slots swapped: Program's version and methods, and
+    Argument's value and its type."""
+    raw = json.loads(schema_text("program-layout"))
+    version, methods = raw["tables"]["Program"]["fields"]
+    version["slot"], methods["slot"] = 1, 0
+    (value,) = raw["tables"]["Argument"]["fields"]
+    value["slot"], value["type_slot"] = 0, 1
+    return parse_layout(raw)
+
+
+def test_fields_are_read_at_the_layouts_slots() -> None:
+    """A layout of other slots (a later format version might move fields) decodes what
+    an encoder of it wrote; the bundled layout cannot."""
+    layout = _swapped_layout()
+    arg = {"arg": {"value": ("GraphArg", {"name": "body", "graph": {"nodes": [_OUTPUT]}})}}
+    node = {"name": "c", "target": "torch.ops.higher_order.cond", "inputs": [arg]}
+    program = {"version": "1", "methods": [{"name": "f", "graph": {"nodes": [node, _OUTPUT]}}]}
+    encoder = Encoder(layout)
+    data = encoder.finish(encoder.table("Program", program))
+    assert Verifier(data, layout).root_string("version") == "1"
+    decoded = to_plain(Verifier(data, layout).root())
+    graph = decoded["methods"][0]["graph"]
+    assert decoded["version"] == "1" and graph["nodes"][1]["name"] == "output"
+    member, body = graph["nodes"][0]["inputs"][0]["arg"]["value"]
+    assert (member, body["name"], body["graph"]["nodes"][0]["op_kind"]) == ("GraphArg", "body", 2)
+    with pytest.raises(Refusal):
+        Verifier(data).root()
 
 
 def test_a_table_at_the_end_of_the_buffer_is_refused() -> None:
@@ -302,9 +366,14 @@ def test_a_root_string_at_the_bounds_of_its_table() -> None:
     )
 
 
+_OUTPUT = {"name": "output", "op_kind": "OUTPUT"}
+
+
 def _chain(encoder: Encoder, levels: int) -> Written:
-    """A graph nesting ``levels`` subgraphs, each through a cond node (five tables a level)."""
-    graph = encoder.table("Graph", {"nodes": [{"name": "output", "op_kind": "OUTPUT"}]})
+    """A graph nesting ``levels`` subgraphs, each through a cond node (five tables a level);
+    the innermost graph's output node has an argument with no value, a level deeper."""
+    output = {**_OUTPUT, "inputs": [{"arg": {}}]}
+    graph = encoder.table("Graph", {"nodes": [output]})
     for i in range(levels):
         graph = encoder.table("Graph", {"nodes": [_cond(f"cond{i}", graph)]})
     return graph
@@ -353,7 +422,8 @@ def test_a_shared_subtree_reached_again_deeper_is_bounded_as_a_tree_would_be(
     """A memo hit's height bounds the depth as walking it again would: for every depth
     limit around the deepest level, sharing or not gives the same verdict, sound from
     exactly the deepest level on (the program, method and graph are levels 1 to 3, then
-    five a subgraph: node, argument, value, GraphArg, graph; the innermost node last)."""
+    five a subgraph: node, argument, value, GraphArg, graph; the innermost node and its
+    argument, with no value, last)."""
     data = _shared_deeper(what, deeper)
     walk = Verifier(data)
     walk.root()
@@ -374,7 +444,7 @@ def test_a_shared_subtree_reached_again_deeper_is_bounded_as_a_tree_would_be(
                 sound.append(False)
         assert sound[0] == sound[1], limit
         verdicts.append(sound[0])
-    deepest = 3 + 5 * (1 + deeper) + 5 * 8 + 1
+    deepest = 3 + 5 * (1 + deeper) + 5 * 8 + 3
     assert verdicts == [limit >= deepest for limit in range(40, 70)]
 
 
@@ -438,3 +508,63 @@ def test_each_fault_of_a_table_header_is_named_alike_by_the_walk_and_root_string
     with pytest.raises(Refusal) as caught:
         Verifier(data).root_string("version")
     assert (caught.value.pointer, caught.value.message) == ("", expected)
+
+
+def _long_list(n: int, at: int, items: int, size: int | None = None) -> tuple[bytes, int]:
+    """An IntListArg table (at byte 12) whose ``values`` vector (8-byte items) of length
+    ``n`` is at byte ``at`` and holds ``items`` items: (buffer, table position)."""
+    out = bytearray(at + 4 + 8 * items)
+    struct.pack_into("<I", out, 0, 12)
+    struct.pack_into("<HHH", out, 4, 6, 8, 4)  # vtable: slot 0 (values) at offset 4
+    struct.pack_into("<iI", out, 12, 12 - 4, at - 16)
+    struct.pack_into("<I", out, at, n)
+    for i in range(items):
+        struct.pack_into("<q", out, at + 4 + 8 * i, 10 + i)
+    return bytes(out[:size] if size is not None else out), 12
+
+
+def _read_list(case: tuple[bytes, int]) -> tuple[int, ...]:
+    data, pos = case
+    values: tuple[int, ...] = Verifier(data).table(pos, LAYOUT.tables["IntListArg"], 1)[0].values
+    return values
+
+
+def test_a_vector_of_8_byte_items_may_end_the_buffer_and_start_anywhere_when_empty() -> None:
+    assert _read_list(_long_list(2, at=20, items=2)) == (10, 11)  # ends the buffer
+    assert _read_list(_long_list(0, at=24, items=0)) == ()  # no items: any 4-byte start
+
+
+_PAST = "runs past the end of the"
+
+
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        (_long_list(1, at=24, items=1), "its 8-byte items are not 8-byte aligned"),
+        (_long_list(3, at=20, items=2), f"of 3 8-byte items {_PAST} 40-byte buffer"),
+        (_long_list(1, at=20, items=1, size=31), f"of 1 8-byte items {_PAST} 31-byte buffer"),
+    ],
+    ids=["misaligned", "one-short", "a-byte-short"],
+)
+def test_a_vector_of_8_byte_items_out_of_bounds(case: tuple[bytes, int], message: str) -> None:
+    with pytest.raises(Refusal) as caught:
+        _read_list(case)
+    at = case[0][16] + 16  # the vector's position, from the table's offset to it
+    separator = ": " if message.startswith("its") else " "
+    assert (caught.value.rule, caught.value.pointer) == ("ptg-malformed", "/values")
+    assert caught.value.message == f"vector at byte {at}{separator}{message}"
+
+
+def test_a_string_may_end_the_buffer_with_its_nul() -> None:
+    out = bytearray(26)
+    struct.pack_into("<I", out, 0, 12)
+    struct.pack_into("<HHH", out, 4, 6, 8, 4)
+    struct.pack_into("<iI", out, 12, 12 - 4, 4)
+    struct.pack_into("<I2s", out, 20, 1, b"1\0")  # its NUL is the buffer's last byte
+    assert Verifier(bytes(out)).root_string("version") == "1"
+    with pytest.raises(Refusal) as caught:
+        Verifier(bytes(out[:-1])).root_string("version")
+    assert (caught.value.pointer, caught.value.message) == (
+        "/version",
+        "string at byte 20 of 1 bytes runs past the end of the buffer",
+    )

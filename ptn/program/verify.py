@@ -49,11 +49,14 @@ Result = tuple[Any, int, int]
 
 # What the walk does with a field (a plan's code): read a scalar, a bool, or follow an offset.
 _SCALAR_CODE, _BOOL, _STRING, _TABLE, _VECTOR, _UNION = range(6)
+_OFFSET = 4
+"""Bytes of an offset field (a string, table, vector or union value)."""
 
 Step = tuple[int, str, int, Field, Any, int, Any, Any]
 """One field of a table's plan: (code, name, slot, field, unpack, size, default, table)."""
-Plan = tuple[Callable[[list[Any]], Any], int, tuple[Step, ...]]
-"""A table's plan: its maker, the vtable slots it knows, its fields' steps in order."""
+Plan = tuple[Callable[[list[Any]], Any], int, tuple[Step, ...], tuple[int, ...]]
+"""A table's plan: its maker, the vtable slots it knows, its fields' steps in order, and
+the offsets of those slots when the vtable has none (all 0: absent)."""
 VectorPlan = tuple[str, Table | None, str | None]
 """A vector field: its memo kind, the table of its items, the struct format of scalars."""
 
@@ -66,14 +69,14 @@ def _slots(n: int) -> Callable[[Any, int], tuple[int, ...]]:
 
 def _step(f: Field, tables: dict[str, Table]) -> Step:
     if f.kind == "union":
-        return (_UNION, f.name, f.slot, f, None, 0, None, None)
+        return (_UNION, f.name, f.slot, f, None, _OFFSET, None, None)
     if f.kind in _SCALAR:
         code = _BOOL if f.kind == "bool" else _SCALAR_CODE
         return (code, f.name, f.slot, f, _SCALAR[f.kind], f.size, f.default, None)
     if f.kind == "vector":
-        return (_VECTOR, f.name, f.slot, f, None, 4, (), _vector_plan(f, tables))
+        return (_VECTOR, f.name, f.slot, f, None, _OFFSET, (), _vector_plan(f, tables))
     sub = tables[f.table] if f.kind == "table" and f.table else None
-    return (_TABLE if sub else _STRING, f.name, f.slot, f, None, 4, _empty(f), sub)
+    return (_TABLE if sub else _STRING, f.name, f.slot, f, None, _OFFSET, _empty(f), sub)
 
 
 def _vector_plan(f: Field, tables: dict[str, Table]) -> VectorPlan:
@@ -92,7 +95,7 @@ def _plans(layout: Layout) -> dict[str, Plan]:
         return made[1]
     tables = layout.tables
     plans = {
-        name: (FROM_TABLE[name], t.slots, tuple(_step(f, tables) for f in t.fields))
+        name: (FROM_TABLE[name], t.slots, tuple(_step(f, tables) for f in t.fields), (0,) * t.slots)
         for name, t in tables.items()
     }
     _PLANS[id(layout)] = (layout, plans)
@@ -237,7 +240,7 @@ class Verifier:
         value: str = self.string(self._follow(pos + off))[0]
         self.path.pop()
         self.memo.clear()
-        self.expanded = self.decoded = 0
+        self.visited = self.reached = self.expanded = self.decoded = 0
         return value
 
     def _field_at(self, pos: int, table: Table, f: Field, off: int, tsize: int, n: int) -> int:
@@ -281,14 +284,11 @@ class Verifier:
         vsize, tsize = _U16X2(buf, vt)
         if vsize < 4 or vsize & 1 or vt + vsize > size or tsize < 4 or pos + tsize > size:
             self._bad_header(pos, table)
-        make, nslots, plan = self.plans[table.name]
+        make, nslots, plan, absent = self.plans[table.name]
         have = (vsize - 4) >> 1
         # The offsets of the slots the table knows, read at once (0 past the vtable's end;
         # never more than it knows, however long the vtable says it is).
-        if have >= nslots:
-            offs = _slots(nslots)(buf, vt + 4)
-        else:
-            offs = _slots(have)(buf, vt + 4) + (0,) * (nslots - have)
+        offs = _slots(min(have, nslots))(buf, vt + 4) + absent[have:]
         path = self.path
         values: list[Any] = []
         keep = values.append
@@ -317,8 +317,8 @@ class Verifier:
                     keep(default)
                     continue
                 at = pos + off
-                if off < 4 or off + 4 > tsize or at & 3:
-                    self._bad_field(pos, table, f, off, tsize, 4)
+                if off < 4 or off + n > tsize or at % n:
+                    self._bad_field(pos, table, f, off, tsize, n)
                 rel = _U32(buf, at)[0]
                 if rel == 0:
                     self._zero_offset(at)
@@ -416,7 +416,7 @@ class Verifier:
             self.refuse(f"vector at byte {pos} runs past the end of the {size}-byte buffer")
         (n,) = _U32(buf, pos)
         start, width = pos + 4, f.size
-        if n > (size - start) // width:
+        if n * width > size - start:
             self.refuse(
                 f"vector at byte {pos} of {n} {width}-byte items runs past the end of the "
                 f"{size}-byte buffer"
@@ -436,9 +436,8 @@ class Verifier:
             out = []
             weight, height = 1, 0
             at = start
-            path.append(0)
             for i, rel in enumerate(struct.unpack_from(f"<{n}I", buf, start)):
-                path[-1] = i
+                path.append(i)
                 if rel == 0:
                     self._zero_offset(at)
                 if table is None:
@@ -450,7 +449,7 @@ class Verifier:
                 if h > height:
                     height = h
                 at += 4
-            path.pop()
+                path.pop()
             result = (tuple(out), weight, height)
         self.memo[key] = result
         return result
