@@ -19,6 +19,7 @@ import pytest
 from ptn.core.resources import schema_text
 from ptn.program.build import Encoder, Written
 from ptn.program.layout import SCALAR_FORMATS, load_layout, parse_layout
+from ptn.program.model import UnknownMember
 from ptn.program.plain import to_plain
 from ptn.program.verify import Refusal, Verifier
 from ptn.testing import hostile
@@ -567,4 +568,69 @@ def test_a_string_may_end_the_buffer_with_its_nul() -> None:
     assert (caught.value.pointer, caught.value.message) == (
         "/version",
         "string at byte 20 of 1 bytes runs past the end of the buffer",
+    )
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: hostile.shared_program(6, width=2),
+        lambda: hostile.doubling_program(3),
+        _odd_unions,
+        lambda: _shared_deeper("vector", 1),
+    ],
+    ids=["shared", "doubling", "odd-unions", "shared-vector"],
+)
+def test_the_object_bound_refuses_exactly_past_it(build: Callable[[], bytes]) -> None:
+    """For every bound below what a whole walk reaches: a tree walk refuses at the object
+    that passes it, and the walk that shares refuses at the reference holding that object
+    (a memo hit adds a whole subtree), never earlier."""
+    data = build()
+    whole = Verifier(data)
+    whole.limit = len(data)  # past the bound of spec section 10, to count the whole walk
+    whole.root()
+    for limit in range(whole.expanded + 1):
+        shared, walked = Verifier(data), Verifier(data)
+        walked.memo = _NoMemo()
+        walked._overlap = lambda pos: None  # type: ignore[method-assign]
+        for walk in (shared, walked):
+            walk.limit = limit
+        if limit == whole.expanded:
+            shared.root()
+            walked.root()
+            continue
+        with pytest.raises(Refusal) as by_shared:
+            shared.root()
+        with pytest.raises(Refusal) as by_tree:
+            walked.root()
+        assert walked.expanded == limit + 1 and shared.expanded > limit
+        assert (by_tree.value.pointer + "/").startswith(by_shared.value.pointer + "/")
+
+
+def test_a_union_member_this_layout_lacks_is_kept_with_its_code() -> None:
+    node = Verifier(_odd_unions()).root().methods[0].graph.nodes[0]
+    absent, unknown = (i.value for i in node.inputs)
+    members = len(LAYOUT.unions["ArgumentValue"])
+    assert absent is None and unknown == UnknownMember("ArgumentValue", members + 1)
+
+
+@pytest.mark.parametrize(("slot", "width"), [(0, 1), (1, 4)], ids=["type", "value"])
+def test_a_union_field_past_its_table_is_refused(slot: int, width: int) -> None:
+    """The union's type byte and its value offset each lie inside the table."""
+    data = real()
+    walk = Verifier(data)
+    walk.root()
+    pos = min(p for (p, k), (value, _, _) in walk.memo.items() if k == "Argument" and value)
+    vt = pos - struct.unpack_from("<i", data, pos)[0]
+    vsize, tsize = struct.unpack_from("<HH", data, vt)
+    new_vt = len(data) + (len(data) & 1)
+    out = bytearray(data) + bytes(new_vt - len(data)) + data[vt : vt + vsize]
+    struct.pack_into("<i", out, pos, pos - new_vt)  # its own vtable
+    assert struct.unpack_from("<H", out, new_vt + 4 + 2 * slot)[0] != 0
+    struct.pack_into("<H", out, new_vt + 4 + 2 * slot, tsize - width + 1)
+    got = refusal(bytes(out))
+    assert got.rule == "ptg-malformed" and got.pointer.endswith("/arg/value")
+    assert got.message == (
+        f"field Argument.value at offset {tsize - width + 1} of the table at byte {pos} does "
+        f"not fit in its {tsize} inline bytes"
     )

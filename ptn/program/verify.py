@@ -217,14 +217,14 @@ class Verifier:
 
     def root(self) -> Any:
         """The decoded root table (the envelope has checked the root offset)."""
-        (start,) = _U32(self.buf, 0)
+        (start,) = _U32(self.buf)  # the root offset: the buffer's first word
         return self.table(start, self.tables[self.layout.root], 1)[0]
 
     def root_string(self, name: str) -> str | None:
         """One string field of the root table, verified on its own (None when absent):
         the version, read before the rest of the walk is known to apply."""
         buf, table = self.buf, self.tables[self.layout.root]
-        (pos,) = _U32(buf, 0)
+        (pos,) = _U32(buf)
         # Checked in full, not inline first: read once, and so every bound is tested.
         if fault := self._header_fault(pos, table):
             self.refuse(fault)
