@@ -111,12 +111,16 @@ def scalar_types(table: str, plain: dict[str, Any]) -> set[tuple[str, str, type]
 @pytest.mark.parametrize("name", ["dynamic_batch", "cnn", "input_mutation"])
 def test_a_second_layout_object_decodes_as_the_bundled_one(name: str) -> None:
     """Plans are made once per layout object: a fresh one (parsed again) makes its own,
-    decodes the same values, and bools as bools, every other scalar as a number."""
+    decodes the same values, and bools as bools, every other scalar as a number; its walk
+    memoizes each object under the same kind (a vector's kind names its items' type)."""
     data = real(name)
     fresh = parse_layout(json.loads(schema_text("program-layout")))
     assert fresh is not LAYOUT
-    mine, bundled = to_plain(Verifier(data, fresh).root()), to_plain(Verifier(data).root())
+    by_fresh, by_bundled = Verifier(data, fresh), Verifier(data)
+    mine, bundled = to_plain(by_fresh.root()), to_plain(by_bundled.root())
     assert json.dumps(mine, sort_keys=True) == json.dumps(bundled, sort_keys=True)
+    assert set(by_fresh.memo) == set(by_bundled.memo)
+    assert {"[Node]", "[string]", "[int]"} <= {kind for _, kind in by_fresh.memo}
     kinds = {(t, f.name): f.kind for t, table in LAYOUT.tables.items() for f in table.fields}
     found = scalar_types(LAYOUT.root, mine)
     assert ("Node", "op_kind", int) in found  # every program has nodes
@@ -304,7 +308,7 @@ def test_a_string_that_is_not_utf8_is_refused_where_it_is() -> None:
     assert data[pos : pos + 6] == b"\x01\x00\x00\x001\x00"  # the version, "1"
     got = refusal(edited(data, pos + 4, "<B", 0xFF))
     assert (got.rule, got.pointer) == ("ptg-malformed", "/version")
-    assert got.message == f"string at byte {pos} is not UTF-8"
+    assert got.message == str(got) == f"string at byte {pos} is not UTF-8"
 
 
 def test_a_zero_offset_is_refused_in_a_field_and_in_a_vector() -> None:
@@ -633,4 +637,33 @@ def test_a_union_field_past_its_table_is_refused(slot: int, width: int) -> None:
     assert got.message == (
         f"field Argument.value at offset {tsize - width + 1} of the table at byte {pos} does "
         f"not fit in its {tsize} inline bytes"
+    )
+
+
+def _overlapping(size: int) -> bytes:
+    """An IntListArg whose ``values`` (7 longs) and ``refs`` (7 strings, each the one
+    string after them) are one vector: decoded twice, as 98 bytes in all, in a buffer
+    of ``size`` bytes (zeros after the string)."""
+    out = bytearray(max(size, 94))
+    struct.pack_into("<I", out, 0, 12)
+    struct.pack_into("<HHHH", out, 4, 8, 12, 4, 8)  # vtable: values at 4, refs at 8
+    struct.pack_into("<iII", out, 12, 12 - 4, 28 - 16, 28 - 20)  # both at byte 28
+    struct.pack_into("<I", out, 28, 7)
+    for i in range(7):  # 4-byte items at 32..60, each the string at 88
+        struct.pack_into("<I", out, 32 + 4 * i, 88 - (32 + 4 * i))
+    struct.pack_into("<I2s", out, 88, 1, b"x\0")
+    return bytes(out[:size])
+
+
+def test_strings_and_vectors_decoded_may_take_the_buffers_size_not_more() -> None:
+    """4 + 56 bytes as longs, 4 + 28 as string offsets, 6 for the string: 98."""
+    walk = Verifier(_overlapping(98))
+    value = walk.table(12, LAYOUT.tables["IntListArg"], 1)[0]
+    assert value.refs == ("x",) * 7 and walk.decoded == 98
+    with pytest.raises(Refusal) as caught:
+        Verifier(_overlapping(97)).table(12, LAYOUT.tables["IntListArg"], 1)
+    assert (caught.value.rule, caught.value.pointer) == ("ptg-malformed", "/refs/0")
+    assert caught.value.message == (
+        "the strings and vectors decoded up to byte 88 take more than the buffer's 97 bytes: "
+        "they overlap"
     )
