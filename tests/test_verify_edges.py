@@ -250,6 +250,10 @@ def test_fields_are_read_at_the_layouts_slots() -> None:
     assert (member, body["name"], body["graph"]["nodes"][0]["op_kind"]) == ("GraphArg", "body", 2)
     with pytest.raises(Refusal):
         Verifier(data).root()
+    # Without a version its slot, now the last, is left out of the vtable: absent.
+    encoder = Encoder(layout)
+    data = encoder.finish(encoder.table("Program", {**program, "version": None}))
+    assert Verifier(data, layout).root_string("version") is None
 
 
 def test_a_table_at_the_end_of_the_buffer_is_refused() -> None:

@@ -38,7 +38,6 @@ from ptn.core.errors import pointer
 from ptn.program.layout import SCALAR_FORMATS, Field, Layout, Table, load_layout
 from ptn.program.model import FROM_TABLE, UnknownMember
 
-_U16 = struct.Struct("<H").unpack_from
 _U16X2 = struct.Struct("<HH").unpack_from
 _U32 = struct.Struct("<I").unpack_from
 _I32 = struct.Struct("<i").unpack_from
@@ -47,8 +46,8 @@ _SCALAR = {kind: struct.Struct("<" + fmt).unpack_from for kind, fmt in SCALAR_FO
 Result = tuple[Any, int, int]
 """(decoded object, objects in its expanded subtree, table levels in its subtree)."""
 
-# What the walk does with a field (a plan's code): read a scalar, a bool, or follow an offset.
-_SCALAR_CODE, _BOOL, _STRING, _TABLE, _VECTOR, _UNION = range(6)
+# What the walk does with a field (a plan's code): read a scalar, or follow an offset.
+_SCALAR_CODE, _STRING, _TABLE, _VECTOR, _UNION = range(5)
 _OFFSET = 4
 """Bytes of an offset field (a string, table, vector or union value)."""
 
@@ -71,8 +70,7 @@ def _step(f: Field, tables: dict[str, Table]) -> Step:
     if f.kind == "union":
         return (_UNION, f.name, f.slot, f, None, _OFFSET, None, None)
     if f.kind in _SCALAR:
-        code = _BOOL if f.kind == "bool" else _SCALAR_CODE
-        return (code, f.name, f.slot, f, _SCALAR[f.kind], f.size, f.default, None)
+        return (_SCALAR_CODE, f.name, f.slot, f, _SCALAR[f.kind], f.size, f.default, None)
     if f.kind == "vector":
         return (_VECTOR, f.name, f.slot, f, None, _OFFSET, (), _vector_plan(f, tables))
     sub = tables[f.table] if f.kind == "table" and f.table else None
@@ -81,8 +79,11 @@ def _step(f: Field, tables: dict[str, Table]) -> Step:
 
 def _vector_plan(f: Field, tables: dict[str, Table]) -> VectorPlan:
     items = f.items or ""
-    fmt = "?" if items == "bool" else SCALAR_FORMATS.get(items)
-    return (f"[{f.table or items}]", tables[f.table] if f.table else None, fmt)
+    return (
+        f"[{f.table or items}]",
+        tables[f.table] if f.table else None,
+        SCALAR_FORMATS.get(items),
+    )
 
 
 _PLANS: dict[int, tuple[Layout, dict[str, Plan]]] = {}
@@ -231,7 +232,8 @@ class Verifier:
         vt = pos - _I32(buf, pos)[0]
         vsize, tsize = _U16X2(buf, vt)
         f = next(f for f in table.fields if f.name == name and f.kind == "string")
-        off = _U16(buf, vt + 4 + 2 * f.slot)[0] if 4 + 2 * f.slot < vsize else 0
+        have = (vsize - 4) >> 1
+        off = _slots(have)(buf, vt + 4)[f.slot] if f.slot < have else 0
         if off == 0:
             return None
         if fault := self._field_fault(pos, table, f, off, tsize, 4):
@@ -287,8 +289,13 @@ class Verifier:
         make, nslots, plan, absent = self.plans[table.name]
         have = (vsize - 4) >> 1
         # The offsets of the slots the table knows, read at once (0 past the vtable's end;
-        # never more than it knows, however long the vtable says it is).
-        offs = _slots(min(have, nslots))(buf, vt + 4) + absent[have:]
+        # never more than it knows, however long the vtable says it is). Two branches, as
+        # one expression (min and a slice) costs 5% of the walk; at have == nslots both
+        # give the same, so > for >= is no fault.
+        if have >= nslots:
+            offs = _slots(nslots)(buf, vt + 4)
+        else:
+            offs = _slots(have)(buf, vt + 4) + absent[have:]
         path = self.path
         values: list[Any] = []
         keep = values.append
@@ -298,15 +305,14 @@ class Verifier:
                 obj, w, h = self._union(pos, table, f, offs, tsize, depth)
             else:
                 off = offs[slot]
-                if code <= _BOOL:
+                if code == _SCALAR_CODE:
                     if off == 0:
                         keep(default)
                         continue
                     at = pos + off
                     if off < 4 or off + n > tsize or at % n:
                         self._bad_field(pos, table, f, off, tsize, n)
-                    value = unpack(buf, at)[0]
-                    keep(value != 0 if code == _BOOL else value)
+                    keep(unpack(buf, at)[0])
                     continue
                 if off == 0:
                     if f.required:
@@ -427,8 +433,7 @@ class Verifier:
         if self.decoded > self.size:
             self._overlap(pos)
         if fmt is not None:
-            values = struct.unpack_from(f"<{n}{fmt}", buf, start)
-            result: Result = (tuple(v != 0 for v in values) if fmt == "?" else values, 1, 0)
+            result: Result = (struct.unpack_from(f"<{n}{fmt}", buf, start), 1, 0)
         elif n == 0:
             result = ((), 1, 0)
         else:
@@ -446,7 +451,7 @@ class Verifier:
                     obj, w, h = self.table(at + rel, table, depth + 1)
                 out.append(obj)
                 weight += w
-                if h > height:
+                if h > height:  # (>= would assign the same: no input tells them apart)
                     height = h
                 at += 4
                 path.pop()
