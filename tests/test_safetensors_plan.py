@@ -11,12 +11,21 @@ import json
 import struct
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 import pytest
 
 from ptn.core.errors import PtnError
 from ptn.safetensors import tensors as st_tensors
-from ptn.safetensors.header import MAX_RANK, MEMBER, TensorInfo, itemsize, read_header
+from ptn.safetensors.header import (
+    ITEMSIZE,
+    MAX_DIM,
+    MAX_RANK,
+    MEMBER,
+    TensorInfo,
+    itemsize,
+    read_header,
+)
 from ptn.safetensors.tensors import build_image, checked_viewer, plan_layout, tensor_view
 
 
@@ -146,6 +155,10 @@ def test_the_fast_viewer_takes_a_holder_of_the_data_section_alone() -> None:
     assert view is not None
     np.testing.assert_array_equal(view("m"), arrays["m"])
     assert checked_viewer(entries, holder, -1) is None
+    # A holder one byte short of the last tensor's end: no fast viewer (tensor_view says why).
+    end = data_start + max(info.end for info in entries.values())
+    assert checked_viewer(entries, holder[:end], data_start) is not None
+    assert checked_viewer(entries, holder[: end - 1], data_start) is None
 
 
 def test_a_view_whose_size_disagrees_says_how_many_bytes() -> None:
@@ -158,3 +171,52 @@ def test_a_view_whose_size_disagrees_says_how_many_bytes() -> None:
         "/w/data_offsets",
         "8 bytes for 3 elements",
     )
+
+
+def test_the_usual_entries_are_planned_without_the_full_checks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A rank-1 entry of a known dtype, a fresh key and a size that matches takes the
+    plan's shortcut (what 10^5 tensors cost rests on it), at each of its bounds: no
+    element, the largest dimension, every dtype. Anything else gets every check."""
+    checked: list[Any] = []
+    full = st_tensors._checked_entry
+    monkeypatch.setattr(
+        st_tensors, "_checked_entry", lambda *entry: checked.append(entry[0]) or full(*entry)
+    )
+    usual = [
+        (f"{name}.{n}", name, (n,), n * size)
+        for name, size in ITEMSIZE.items()
+        for n in (0, 1, MAX_DIM)
+    ]
+    plan_layout(usual)
+    assert checked == []
+    plan_layout([("a", "F32", [2], 8), ("b", "F32", (2, 2), 16), ("c", "F32", (1,), 4)])
+    assert checked == ["a", "b"]
+
+
+def test_tensor_bytes_hands_back_the_array_itself_when_it_can() -> None:
+    """A C-contiguous little-endian array's bytes are the array's own buffer (no view
+    object made); an empty or bfloat16 array goes the numpy way, to the same bytes."""
+    for array in (np.arange(6, dtype="<f4").reshape(2, 3), np.arange(3, dtype=np.int64)):
+        got = st_tensors.tensor_bytes(array)
+        assert got.obj is array and bytes(got) == array.tobytes()
+    for array in (np.zeros(0, dtype="<f4"), np.arange(3, dtype=ml_dtypes.bfloat16)):
+        got = st_tensors.tensor_bytes(array)
+        assert got.obj is not array and bytes(got) == array.tobytes()
+
+
+def test_a_numpy_dtype_named_once_is_named_again_by_one_lookup(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A save of 10^5 tensors asks each one's dtype name several times: after the first,
+    no search (whose byte-order normalizing is made to fail here)."""
+
+    def no_search(spec: Any) -> np.dtype:
+        raise AssertionError(f"searched for {spec!r}")
+
+    names = {name: st_tensors._numpy_dtype(name) for name in ITEMSIZE}
+    assert all(st_tensors.dtype_name(dtype) == name for name, dtype in names.items())
+    monkeypatch.setattr(st_tensors, "_le", no_search)
+    for name, dtype in names.items():
+        assert st_tensors.dtype_name(dtype) == name

@@ -16,8 +16,9 @@ from typing import Any
 
 from ptn.core.resources import schema_text
 
-SCALAR_FORMATS = {"bool": "B", "byte": "b", "ubyte": "B", "int": "i", "long": "q", "double": "d"}
-"""struct format letter of each scalar type (little-endian)."""
+SCALAR_FORMATS = {"bool": "?", "byte": "b", "ubyte": "B", "int": "i", "long": "q", "double": "d"}
+"""struct format letter of each scalar type (little-endian; "?" reads a byte as a bool,
+true when it is not 0)."""
 _OFFSET_KINDS = ("string", "table", "vector", "union")
 
 

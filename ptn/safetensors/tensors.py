@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 from bisect import bisect
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from json.encoder import encode_basestring as _quoted
 from math import prod
 from operator import itemgetter
@@ -48,8 +48,7 @@ __all__ = [
 
 
 def _le(spec: Any) -> np.dtype:
-    dt = np.dtype(spec)
-    return dt if dt.itemsize == 1 else dt.newbyteorder("<")
+    return np.dtype(spec).newbyteorder("<")  # a 1-byte dtype stays as it is ("|")
 
 
 _NUMPY_SPECS: dict[str, Any] = {
@@ -129,8 +128,7 @@ def tensor_bytes(array: np.ndarray) -> memoryview:
     if a.dtype.byteorder == ">" or not a.flags.c_contiguous:
         a = np.ascontiguousarray(a, dtype=_numpy_dtype(name))
     elif a.size and name != "BF16":  # the buffer protocol: a third of the numpy route
-        # Only a shortcut: an empty or bfloat16 array would make the cast raise, and the
-        # numpy route below gives the same bytes, so this test only saves the raise.
+        # An empty or bfloat16 array would make the cast raise: this test saves the raise.
         try:
             return memoryview(a).cast("B")  # type: ignore[arg-type]
         except (TypeError, ValueError):
@@ -226,8 +224,7 @@ def plan_layout(
     items = []
     for key, dtype, shape, nbytes in tensors:
         # The usual entry in a few comparisons (a rank-1 shape of int); anything else goes
-        # through every check, which raises the rule or gives the shape as a list. Only a
-        # shortcut: a stricter test here (a mutant) sends more entries to the same checks.
+        # through every check, which raises the rule or gives the shape as a list.
         if (
             type(key) is not str
             or key in seen
@@ -245,19 +242,17 @@ def plan_layout(
         seen.add(key)
         items.append((key, dtype, shape, int(nbytes), ITEMSIZE[dtype]))
     items.sort(key=_KEY)
-    # Stable, so by key within a size; with one element size (the usual), the key order.
-    # ``mixed`` only saves a sort and a dict: taking one size as mixed gives the same plan.
-    mixed = len(set(map(_SIZE, items))) > 1
+    # Laid out by element size, largest first, then by key (sorted is stable; with one
+    # element size, the usual, it finds the key order in one pass).
+    order = sorted(range(len(items)), key=list(map(_SIZE, items)).__getitem__, reverse=True)
     layout: list[tuple[str, int, int]] = []
+    begins = [0] * len(items)  # in key order
     offset = 0
-    for key, _, _, nbytes, _ in sorted(items, key=_SIZE, reverse=True) if mixed else items:
+    for i in order:
+        key, _, _, nbytes, _ = items[i]
         layout.append((key, offset, offset + nbytes))
+        begins[i] = offset
         offset += nbytes
-    begins = map(_BEGIN, layout)  # in key order: as laid out, unless sizes are mixed
-    if mixed:
-        begins = map(
-            dict(zip(map(_KEY, layout), begins, strict=True)).__getitem__, map(_KEY, items)
-        )
     text = _header_text(items, begins, metadata)
     text += b" " * (-(8 + len(text)) % DATA_ALIGNMENT)
     if len(text) > MAX_HEADER_BYTES:
@@ -270,7 +265,7 @@ def plan_layout(
     return len(text).to_bytes(8, "little") + text, layout
 
 
-_KEY, _BEGIN, _SIZE = itemgetter(0), itemgetter(1), itemgetter(4)
+_KEY, _SIZE = itemgetter(0), itemgetter(4)
 
 
 def _checked_entry(key: Any, dtype: Any, shape: Any, nbytes: Any, seen: set[str]) -> list[Any]:
@@ -321,15 +316,15 @@ def _checked_entry(key: Any, dtype: Any, shape: Any, nbytes: Any, seen: set[str]
 
 def _header_text(
     by_key: Sequence[tuple[str, str, Sequence[int], int, int]],
-    begins: Iterable[int],
+    begins: Sequence[int],
     metadata: Mapping[str, str] | None,
 ) -> bytes:
     """``dumps_json`` of the header (without its final newline): names sorted, and each
     entry's fields too (data_offsets, dtype, shape); dtypes are plain ASCII names.
     ``begins``: each entry's offset, in the order of ``by_key``."""
     parts = []
-    # strict: a guard only, both come from the same list (so without it, the same text)
-    for (key, dtype, shape, nbytes, _), begin in zip(by_key, begins, strict=True):
+    for i, (key, dtype, shape, nbytes, _) in enumerate(by_key):
+        begin = begins[i]
         dims = ",".join(map(str, shape))
         parts.append(
             f'{_quoted(key)}:{{"data_offsets":[{begin},{begin + nbytes}],'
