@@ -552,8 +552,9 @@ _PAST = "runs past the end of the"
         (_long_list(1, at=24, items=1), "its 8-byte items are not 8-byte aligned"),
         (_long_list(3, at=20, items=2), f"of 3 8-byte items {_PAST} 40-byte buffer"),
         (_long_list(1, at=20, items=1, size=31), f"of 1 8-byte items {_PAST} 31-byte buffer"),
+        (_long_list(0, at=24, items=0, size=24), f"{_PAST} 24-byte buffer"),
     ],
-    ids=["misaligned", "one-short", "a-byte-short"],
+    ids=["misaligned", "one-short", "a-byte-short", "no-length"],
 )
 def test_a_vector_of_8_byte_items_out_of_bounds(case: tuple[bytes, int], message: str) -> None:
     with pytest.raises(Refusal) as caught:
@@ -701,3 +702,15 @@ def test_a_vector_decoded_again_as_another_type_may_take_the_rest_of_the_buffer(
             "the strings and vectors decoded up to byte 28 take more than the buffer's 232 "
             "bytes: they overlap",
         )
+
+
+def test_a_zero_offset_to_a_union_value_is_refused_at_its_table() -> None:
+    data = real()
+    walk = Verifier(data)
+    walk.root()
+    pos = min(p for (p, k), (value, _, _) in walk.memo.items() if k == "Argument" and value)
+    vt = pos - struct.unpack_from("<i", data, pos)[0]
+    (off,) = struct.unpack_from("<H", data, vt + 4 + 2 * 1)  # Argument.value: slot 1
+    got = refusal(edited(data, pos + off, "<I", 0))
+    assert got.rule == "ptg-malformed" and got.pointer.endswith("/inputs/0/arg")
+    assert got.message == f"the offset at byte {pos + off} is 0"
