@@ -298,7 +298,7 @@ def test_heights_count_table_levels() -> None:
     for (_, kind), (_, _, height) in walk.memo.items():
         heights[kind].add(height)
     scalar_vectors = [k for k in heights if k.startswith("[") and k[1:-1] in SCALAR_FORMATS]
-    assert scalar_vectors and heights[""] == {0}
+    assert scalar_vectors and heights[""] == {0} and heights["[string]"] == {0}
     assert all(heights[k] == {0} for k in scalar_vectors)
     assert min(min(heights[k]) for k in heights if k in LAYOUT.tables) == 1
     assert max(heights[LAYOUT.root]) == max(max(h) for h in heights.values())
@@ -552,8 +552,9 @@ _PAST = "runs past the end of the"
         (_long_list(1, at=24, items=1), "its 8-byte items are not 8-byte aligned"),
         (_long_list(3, at=20, items=2), f"of 3 8-byte items {_PAST} 40-byte buffer"),
         (_long_list(1, at=20, items=1, size=31), f"of 1 8-byte items {_PAST} 31-byte buffer"),
+        (_long_list(0, at=24, items=0, size=24), f"{_PAST} 24-byte buffer"),
     ],
-    ids=["misaligned", "one-short", "a-byte-short"],
+    ids=["misaligned", "one-short", "a-byte-short", "no-length"],
 )
 def test_a_vector_of_8_byte_items_out_of_bounds(case: tuple[bytes, int], message: str) -> None:
     with pytest.raises(Refusal) as caught:
@@ -671,3 +672,45 @@ def test_strings_and_vectors_decoded_may_take_the_buffers_size_not_more() -> Non
         "the strings and vectors decoded up to byte 88 take more than the buffer's 97 bytes: "
         "they overlap"
     )
+
+
+def _bools_then_longs(n: int, pad: int) -> bytes:
+    """A BoolListArg (at byte 12) and an IntListArg (at 20) whose ``values`` are one
+    vector of ``n`` items at byte 28: n bytes as bools, 8n as longs; ``pad`` zeros after."""
+    out = bytearray(32 + 8 * n + pad)
+    struct.pack_into("<HHH", out, 4, 6, 8, 4)  # one vtable for both: slot 0 at offset 4
+    struct.pack_into("<iI", out, 12, 12 - 4, 28 - 16)
+    struct.pack_into("<iI", out, 20, 20 - 4, 28 - 24)
+    struct.pack_into("<I", out, 28, n)
+    return bytes(out)
+
+
+def test_a_vector_decoded_again_as_another_type_may_take_the_rest_of_the_buffer() -> None:
+    """(4 + 25) + (4 + 200) = 233 bytes decoded: sound in 233 bytes, not in 232."""
+    for size, pad in ((233, 1), (232, 0)):
+        walk = Verifier(_bools_then_longs(25, pad))
+        assert walk.size == size
+        walk.table(12, LAYOUT.tables["BoolListArg"], 1)
+        if pad:
+            assert walk.table(20, LAYOUT.tables["IntListArg"], 1)[0].values == (0,) * 25
+            assert walk.decoded == size
+            continue
+        with pytest.raises(Refusal) as caught:
+            walk.table(20, LAYOUT.tables["IntListArg"], 1)
+        assert (caught.value.pointer, caught.value.message) == (
+            "/values",
+            "the strings and vectors decoded up to byte 28 take more than the buffer's 232 "
+            "bytes: they overlap",
+        )
+
+
+def test_a_zero_offset_to_a_union_value_is_refused_at_its_table() -> None:
+    data = real()
+    walk = Verifier(data)
+    walk.root()
+    pos = min(p for (p, k), (value, _, _) in walk.memo.items() if k == "Argument" and value)
+    vt = pos - struct.unpack_from("<i", data, pos)[0]
+    (off,) = struct.unpack_from("<H", data, vt + 4 + 2 * 1)  # Argument.value: slot 1
+    got = refusal(edited(data, pos + off, "<I", 0))
+    assert got.rule == "ptg-malformed" and got.pointer.endswith("/inputs/0/arg")
+    assert got.message == f"the offset at byte {pos + off} is 0"

@@ -334,7 +334,7 @@ def _parse(
                 )
         except ValueError:
             value = None
-        else:
+        else:  # no parse cap on this path; _checked ignores what cap() returns
             return _checked(value, shallow, lambda: None)
         del raw, value
     try:
@@ -388,6 +388,7 @@ def dumps_json(value: Any) -> bytes:
     Floats use Python's shortest round-trip repr, so ``1.0`` stays ``1.0`` and an
     integer never gains a fraction.
     """
+    # allow_nan=False (any falsy value): NaN and infinities raise ValueError
     text = json.dumps(
         value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False
     )
