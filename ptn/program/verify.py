@@ -38,6 +38,7 @@ from ptn.core.errors import pointer
 from ptn.program.layout import SCALAR_FORMATS, Field, Layout, Table, load_layout
 from ptn.program.model import FROM_TABLE, UnknownMember
 
+_U16 = struct.Struct("<H").unpack_from
 _U16X2 = struct.Struct("<HH").unpack_from
 _U32 = struct.Struct("<I").unpack_from
 _I32 = struct.Struct("<i").unpack_from
@@ -233,7 +234,7 @@ class Verifier:
         vsize, tsize = _U16X2(buf, vt)
         f = next(f for f in table.fields if f.name == name and f.kind == "string")
         have = (vsize - 4) >> 1
-        off = _slots(have)(buf, vt + 4)[f.slot] if f.slot < have else 0
+        off = _U16(buf, vt + 4 + 2 * f.slot)[0] if f.slot < have else 0
         if off == 0:
             return None
         if fault := self._field_fault(pos, table, f, off, tsize, 4):
