@@ -46,10 +46,13 @@ def edited(data: bytes, at: int, fmt: str, value: int) -> bytes:
     return bytes(out)
 
 
-def own_vtable(data: bytes) -> tuple[bytes, int, int]:
-    """The program with a copy of the root's vtable appended, used by the root alone
-    (FlatBuffers writers share equal vtables between tables): (data, root, vtable)."""
-    pos, vt, _ = root_table(data)
+def own_vtable(data: bytes, pos: int | None = None) -> tuple[bytes, int, int]:
+    """The program with a copy of the vtable of the table at ``pos`` (the root when None)
+    appended, used by that table alone (FlatBuffers writers share equal vtables between
+    tables): (data, table, vtable)."""
+    if pos is None:
+        pos = root_table(data)[0]
+    vt = pos - struct.unpack_from("<i", data, pos)[0]
     (vsize,) = struct.unpack_from("<H", data, vt)
     new_vt = len(data) + (len(data) & 1)
     out = bytearray(data) + bytes(new_vt - len(data)) + data[vt : vt + vsize]
@@ -148,6 +151,22 @@ class _NoMemo(dict[Any, Any]):
         return None
 
 
+def _tree_walk(data: bytes) -> Verifier:
+    """A walk of ``data`` as a tree: every shared offset walked again (and its strings and
+    vectors decoded again, so the overlap bound is off)."""
+    walk = Verifier(data)
+    walk.memo = _NoMemo()
+    walk._overlap = lambda pos: None  # type: ignore[method-assign]
+    return walk
+
+
+def _first_argument(data: bytes) -> int:
+    """Where the first Argument table that holds a value is."""
+    walk = Verifier(data)
+    walk.root()
+    return min(p for (p, k), (value, _, _) in walk.memo.items() if k == "Argument" and value)
+
+
 def _decoded_size(data: bytes, key: tuple[int, str]) -> int:
     """Bytes of the string or vector at ``key`` (its length word, items, a string's NUL)."""
     pos, kind = key
@@ -200,9 +219,7 @@ def test_the_walk_counts_each_object_as_a_walk_without_sharing_would(
     assert shared.visited == len(shared.memo)
     tables = {k for k in shared.memo if k[1] in LAYOUT.tables}
     assert shared.decoded == sum(_decoded_size(data, k) for k in set(shared.memo) - tables)
-    walked = Verifier(data)
-    walked.memo = _NoMemo()
-    walked._overlap = lambda pos: None  # type: ignore[method-assign]  # it decodes shared ones again
+    walked = _tree_walk(data)
     walked.root()
     assert walked.expanded == shared.expanded
     assert (shared.expanded > shared.visited) == sharing
@@ -274,17 +291,8 @@ def test_a_program_without_a_version_has_none() -> None:
 
 
 def test_a_union_that_names_a_member_but_holds_none_is_a_missing_field() -> None:
-    data = real()
-    walk = Verifier(data)
-    walk.root()
-    pos = min(p for p, kind in walk.memo if kind == "Argument")
-    vt = pos - struct.unpack_from("<i", data, pos)[0]
-    (vsize,) = struct.unpack_from("<H", data, vt)
-    new_vt = len(data) + (len(data) & 1)
-    out = bytearray(data) + bytes(new_vt - len(data)) + data[vt : vt + vsize]
-    struct.pack_into("<i", out, pos, pos - new_vt)  # its own vtable, then no value
-    struct.pack_into("<H", out, new_vt + 4 + 2 * 1, 0)
-    got = refusal(bytes(out))
+    data, _, vt = own_vtable(real(), _first_argument(real()))
+    got = refusal(edited(data, vt + 4 + 2 * 1, "<H", 0))  # Argument.value: no value
     assert got.rule == "ptg-missing-field"
     assert got.message.startswith("Argument.value says ") and "but holds no value" in got.message
 
@@ -439,9 +447,7 @@ def test_a_shared_subtree_reached_again_deeper_is_bounded_as_a_tree_would_be(
     assert walk.expanded > walk.visited  # something is shared
     verdicts = []
     for limit in range(40, 70):
-        shared, walked = Verifier(data), Verifier(data)
-        walked.memo = _NoMemo()
-        walked._overlap = lambda pos: None  # type: ignore[method-assign]
+        shared, walked = Verifier(data), _tree_walk(data)
         sound = []
         for walk in (shared, walked):
             walk.max_depth = limit
@@ -462,9 +468,7 @@ def test_a_walk_past_one_object_per_four_bytes_says_so() -> None:
     the bound is."""
     data = hostile.shared_program(100_000)
     got = refusal(data)
-    walked = Verifier(data)
-    walked.memo = _NoMemo()
-    walked._overlap = lambda pos: None  # type: ignore[method-assign]
+    walked = _tree_walk(data)
     with pytest.raises(Refusal) as caught:
         walked.root()
     # The same reference: a memo hit adds its subtree at once, the tree walk object by object.
@@ -599,9 +603,7 @@ def test_the_object_bound_refuses_exactly_past_it(build: Callable[[], bytes]) ->
     whole.limit = len(data)  # past the bound of spec section 10, to count the whole walk
     whole.root()
     for limit in range(whole.expanded + 1):
-        shared, walked = Verifier(data), Verifier(data)
-        walked.memo = _NoMemo()
-        walked._overlap = lambda pos: None  # type: ignore[method-assign]
+        shared, walked = Verifier(data), _tree_walk(data)
         for walk in (shared, walked):
             walk.limit = limit
         if limit == whole.expanded:
@@ -626,18 +628,10 @@ def test_a_union_member_this_layout_lacks_is_kept_with_its_code() -> None:
 @pytest.mark.parametrize(("slot", "width"), [(0, 1), (1, 4)], ids=["type", "value"])
 def test_a_union_field_past_its_table_is_refused(slot: int, width: int) -> None:
     """The union's type byte and its value offset each lie inside the table."""
-    data = real()
-    walk = Verifier(data)
-    walk.root()
-    pos = min(p for (p, k), (value, _, _) in walk.memo.items() if k == "Argument" and value)
-    vt = pos - struct.unpack_from("<i", data, pos)[0]
-    vsize, tsize = struct.unpack_from("<HH", data, vt)
-    new_vt = len(data) + (len(data) & 1)
-    out = bytearray(data) + bytes(new_vt - len(data)) + data[vt : vt + vsize]
-    struct.pack_into("<i", out, pos, pos - new_vt)  # its own vtable
-    assert struct.unpack_from("<H", out, new_vt + 4 + 2 * slot)[0] != 0
-    struct.pack_into("<H", out, new_vt + 4 + 2 * slot, tsize - width + 1)
-    got = refusal(bytes(out))
+    data, pos, vt = own_vtable(real(), _first_argument(real()))
+    (tsize,) = struct.unpack_from("<H", data, vt + 2)
+    assert struct.unpack_from("<H", data, vt + 4 + 2 * slot)[0] != 0
+    got = refusal(edited(data, vt + 4 + 2 * slot, "<H", tsize - width + 1))
     assert got.rule == "ptg-malformed" and got.pointer.endswith("/arg/value")
     assert got.message == (
         f"field Argument.value at offset {tsize - width + 1} of the table at byte {pos} does "
@@ -706,9 +700,7 @@ def test_a_vector_decoded_again_as_another_type_may_take_the_rest_of_the_buffer(
 
 def test_a_zero_offset_to_a_union_value_is_refused_at_its_table() -> None:
     data = real()
-    walk = Verifier(data)
-    walk.root()
-    pos = min(p for (p, k), (value, _, _) in walk.memo.items() if k == "Argument" and value)
+    pos = _first_argument(data)
     vt = pos - struct.unpack_from("<i", data, pos)[0]
     (off,) = struct.unpack_from("<H", data, vt + 4 + 2 * 1)  # Argument.value: slot 1
     got = refusal(edited(data, pos + off, "<I", 0))
