@@ -47,7 +47,7 @@ from ptn.program.model import (
     TensorListArg,
     TensorMeta,
 )
-from ptn.program.operators import Aten, NodeProblem, Param
+from ptn.program.operators import NodeProblem, Param, Schema, operator_table
 
 _LAYOUT = load_layout()
 _OUT = _LAYOUT.enums["OutputKind"]
@@ -102,7 +102,7 @@ class Context:
     by data key and the non-persistent buffers by fqn (created by the first method)."""
 
     torch: Any
-    aten: Aten
+    kernel: Callable[[Schema], Any]
     dtypes: dict[int, Any]
     enums: dict[str, dict[str, Any]]
     constants: Mapping[str, Any]
@@ -230,13 +230,14 @@ class _Compiler:
                 "(GraphArg): higher-order operators are not supported"
             )
         try:
-            op, schema = self.ctx.aten.resolve(node.target)
+            schema = operator_table().lookup(node.target)
             bound = bind(node, schema)
         except NodeProblem as problem:
             where = pointer("methods", self.index, "graph", "nodes", j, *problem.tokens)
             raise PtnError(
                 problem.rule, node_error(self.method.name, node, problem), member=PTG, pointer=where
             ) from None
+        op = self.ctx.kernel(schema)
         args = tuple(self.operand(j, node, k, p) for k, p in bound.positional)
         kwargs = tuple((p.name, self.operand(j, node, k, p)) for k, p in bound.keywords)
         self.emit(j, op, args, kwargs, self.results(node))

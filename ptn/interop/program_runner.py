@@ -24,10 +24,9 @@ from typing import Any
 
 from ptn.interop.program_plan import Context, Plan, compile_method
 from ptn.interop.run_errors import InputError, OperatorError, OutputError, UnknownMethodError
-from ptn.interop.torch_values import dtypes, enum_strings
+from ptn.interop.torch_values import Kernels, dtypes, enum_strings
 from ptn.package.read import load
 from ptn.program.model import Program, TensorMeta
-from ptn.program.operators import Aten
 from ptn.program.read import read_program
 from ptn.safetensors.frameworks import torch_module
 
@@ -58,7 +57,7 @@ class ProgramRunner:
     def __init__(self, program: Program, constants: Mapping[str, Any]) -> None:
         torch = torch_module()
         self._torch = torch
-        ctx = Context(torch, Aten(), dtypes(torch), enum_strings(torch), constants, {})
+        ctx = Context(torch, Kernels(torch), dtypes(torch), enum_strings(torch), constants, {})
         self._ctx = ctx
         self._plans: dict[str, Plan] = {}
         for i, method in enumerate(program.methods):

@@ -53,8 +53,11 @@ class Rule(StrEnum):
     PTG_UNUSED_CONSTANT = 'ptg-unused-constant'
     PTG_MUTABLE_KEYS_MISMATCH = 'ptg-mutable-keys-mismatch'
     PTG_UNDEFINED_VALUE = 'ptg-undefined-value'
+    PTG_REDEFINED_VALUE = 'ptg-redefined-value'
     PTG_UNKNOWN_OPERATOR = 'ptg-unknown-operator'
     PTG_OPERATOR_SCHEMA_MISMATCH = 'ptg-operator-schema-mismatch'
+    PTG_UNDECLARED_MUTATION = 'ptg-undeclared-mutation'
+    PTG_BUFFER_NEVER_WRITTEN = 'ptg-buffer-never-written'
     PTG_OPERATORS_UNCHECKED = 'ptg-operators-unchecked'
     ST_TRUNCATED = 'st-truncated'
     ST_HEADER_TOO_LARGE = 'st-header-too-large'
@@ -161,8 +164,11 @@ SEVERITY: dict[str, str] = {
     'ptg-unused-constant': 'warning',
     'ptg-mutable-keys-mismatch': 'error',
     'ptg-undefined-value': 'error',
+    'ptg-redefined-value': 'error',
     'ptg-unknown-operator': 'error',
     'ptg-operator-schema-mismatch': 'error',
+    'ptg-undeclared-mutation': 'error',
+    'ptg-buffer-never-written': 'warning',
     'ptg-operators-unchecked': 'warning',
     'st-truncated': 'error',
     'st-header-too-large': 'error',

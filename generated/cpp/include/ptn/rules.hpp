@@ -12,7 +12,7 @@ namespace ptn {
 namespace rules {
 
 /// The version of spec.md (its title line).
-inline constexpr std::string_view kSpecVersion = "1.0.0";
+inline constexpr std::string_view kSpecVersion = "1.1.0";
 
 struct Rule {
   std::string_view id;
@@ -56,6 +56,7 @@ inline constexpr Rule kRules[] = {
     {"metadata-wrong-kind", Severity::Error},
     {"ptg-bad-identifier", Severity::Error},
     {"ptg-bad-root-offset", Severity::Error},
+    {"ptg-buffer-never-written", Severity::Warning},
     {"ptg-conflicting-binding", Severity::Error},
     {"ptg-constant-dtype-mismatch", Severity::Error},
     {"ptg-constant-shape-mismatch", Severity::Error},
@@ -71,8 +72,10 @@ inline constexpr Rule kRules[] = {
     {"ptg-no-methods", Severity::Error},
     {"ptg-operator-schema-mismatch", Severity::Error},
     {"ptg-operators-unchecked", Severity::Warning},
+    {"ptg-redefined-value", Severity::Error},
     {"ptg-too-large", Severity::Warning},
     {"ptg-too-short", Severity::Error},
+    {"ptg-undeclared-mutation", Severity::Error},
     {"ptg-undefined-value", Severity::Error},
     {"ptg-unknown-operator", Severity::Error},
     {"ptg-unknown-version", Severity::Warning},
