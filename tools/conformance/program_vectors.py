@@ -8,6 +8,8 @@ targeted byte edit, at a place the verifier's own walk locates.
 
 from __future__ import annotations
 
+import copy
+
 import struct
 import tempfile
 from pathlib import Path
@@ -212,3 +214,67 @@ def schema_mismatch() -> bytes:
         _first_linear(plain)["inputs"][1]["name"] = "bogus"
 
     return _edited_real("mlp", edit)
+
+
+def retarget(target: str) -> bytes:
+    """mlp.ptn whose first linear names ``target`` (its arguments unchanged)."""
+
+    def edit(plain: dict[str, Any]) -> None:
+        _first_linear(plain)["target"] = target
+
+    return _edited_real("mlp", edit)
+
+
+def _node(plain: dict[str, Any], target: str) -> dict[str, Any]:
+    nodes = plain["methods"][0]["graph"]["nodes"]
+    node: dict[str, Any] = next(n for n in nodes if n.get("target") == target)
+    return node
+
+
+def device_not_cpu() -> bytes:
+    """kv_cache.ptn whose full_like asks for device 'cuda'."""
+
+    def edit(plain: dict[str, Any]) -> None:
+        node = _node(plain, "torch.ops.aten.full_like.default")
+        (device,) = [a for a in node["inputs"] if a["name"] == "device"]
+        device["arg"]["value"] = ("StringArg", {"value": "cuda"})
+
+    return _edited_real("kv_cache", edit)
+
+
+def redefined_value() -> bytes:
+    """mlp.ptn with its first linear listed twice: its output is defined twice."""
+
+    def edit(plain: dict[str, Any]) -> None:
+        nodes = plain["methods"][0]["graph"]["nodes"]
+        first = _first_linear(plain)
+        nodes.insert(nodes.index(first) + 1, copy.deepcopy(first))
+
+    return _edited_real("mlp", edit)
+
+
+def in_place_on_constant() -> bytes:
+    """cnn.ptn whose relu_ writes the convolution's weight, a constant not mutated."""
+
+    def edit(plain: dict[str, Any]) -> None:
+        node = _node(plain, "torch.ops.aten.relu_.default")
+        weight = _node(plain, "torch.ops.aten.convolution.default")["inputs"][1]
+        node["inputs"][0]["arg"]["value"] = copy.deepcopy(weight["arg"]["value"])
+
+    return _edited_real("cnn", edit)
+
+
+def in_place_on_input() -> bytes:
+    """kv_cache.ptn whose index_put_ writes the user input x instead of its cache."""
+
+    def edit(plain: dict[str, Any]) -> None:
+        node = _node(plain, "torch.ops.aten.index_put_.default")
+        node["inputs"][0]["arg"]["value"] = ("TensorArg", {"name": "x"})
+        node["outputs"][0]["alias_of"] = "x"
+
+    return _edited_real("kv_cache", edit)
+
+
+def unwritten_buffer() -> bytes:
+    """nonpersistent_buffer.ptn as ExecuTorch wrote it: buffer offset is read, never written."""
+    return real("nonpersistent_buffer")
