@@ -51,7 +51,7 @@ _TARGETS = (
     "torch.ops.aten.not_an_op.default",
     "torch.ops.aten.ädd.default",
     "torch.ops.aten.add.Tensor\n",
-    "it's \"quoted\"\\",
+    'it\'s "quoted"\\',
     "torch.ops.\u00a0.x",
     "torch.ops.aten_.add.default",
 )
@@ -166,10 +166,9 @@ def _odd(rng: random.Random, param: Param, names: list[str]) -> tuple[str, Plain
     held to, lists whose lengths disagree."""
     ref = rng.choice(("", "", "s0"))
     kind = param.type.rstrip("?")
+    choices: list[tuple[str, Plain]] = []
     if kind in ("Device", "Layout", "MemoryFormat", "str") or rng.random() < 0.1:
-        choices = [("StringArg", {"value": rng.choice(_STRINGS)})]
-    else:
-        choices = []
+        choices.append(("StringArg", {"value": rng.choice(_STRINGS)}))
     if kind == "ScalarType":
         choices += [("ScalarTypeArg", {"value": rng.choice((6, 0, 11, 15, 99, -1, 44))})]
         choices += [("StringArg", {"value": rng.choice(("torch.float32", "torch.complex64"))})]
@@ -319,7 +318,7 @@ def _edit(rng: random.Random, plain: Plain) -> None:
             rng.choice(outputs)["name"] = rng.choice(defined)
         else:
             nodes.insert(nodes.index(node), copy.deepcopy(node))
-    elif what in (9, 15):  # an in-place write of a value the method starts with, maybe through a view
+    elif what in (9, 15):  # an in-place write of a value the method starts with, or a view
         self_name = rng.choice(held) if held else "x"
         new: list[Plain] = []
         if rng.random() < 0.5:

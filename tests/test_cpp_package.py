@@ -206,8 +206,16 @@ def _methods_view(pkg: Package) -> list[Any]:
 
 def _worded(findings: list[list[Any]]) -> list[list[Any]]:
     """Findings with the message kept only where C++ words it as Python does: the program's
-    rules (``ptg-``); the other layers word theirs in their own way (docs/bindings.md)."""
-    return [[*f[:4], f[4] if str(f[0]).startswith("ptg-") else None] for f in findings]
+    rules (``ptg-``); the other layers word theirs in their own way (docs/bindings.md). A
+    non-ASCII character that Python's repr escapes (by its Unicode database: U+00A0,
+    U+200B) C++ shows as it is (ptn/bytes.hpp): escaped here as repr escapes it."""
+    return [
+        [*f[:4], _escaped(str(f[4])) if str(f[0]).startswith("ptg-") else None] for f in findings
+    ]
+
+
+def _escaped(message: str) -> str:
+    return "".join(c if c.isascii() or c.isprintable() else repr(c)[1:-1] for c in message)
 
 
 def _python_view(path: str, lenient: bool) -> dict[str, Any]:

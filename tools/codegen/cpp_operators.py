@@ -13,6 +13,7 @@ time, and the table cannot drift from the one Python reads.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -60,7 +61,7 @@ def _allowed(value: Any) -> str:
 
 def _sorted_unique(names: list[str], what: str) -> None:
     """The C++ lookups binary-search these: refuse a table that is not sorted."""
-    for a, b in zip(names, names[1:], strict=False):
+    for a, b in itertools.pairwise(names):
         if not a < b:
             raise ValueError(f"operator table: {what} are not sorted and unique ({a!r}, {b!r})")
 
