@@ -260,6 +260,8 @@ def refusal(name: str, params: list[_Arg], returns: list[_Arg]) -> str | None:
         return "a TorchScript builtin on Python numbers, lists or strings, not a tensor kernel"
     if any(p.write and p.kwarg_only for p in params):
         return "an out= variant (an exported graph is functional)"
+    if any(p.write and p.type != "Tensor" for p in params):
+        return "it writes a list in place (a TorchScript builtin)"
     for p in params:
         if "Generator" in p.type:
             return "it takes a random generator"
