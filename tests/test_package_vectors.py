@@ -73,8 +73,8 @@ def test_every_package_rule_of_the_spec_has_a_vector() -> None:
 
 def test_fast_and_deep_differ_only_by_the_data_rules() -> None:
     """The fast check skips exactly the rules that read the data (CRC-32, BOOL bytes, a
-    decoy descriptor: a package with one is invalid in fast mode too, by zip-data-descriptor);
-    the operator rules (spec section 4.5) are checked in both."""
+    decoy descriptor: a package with one is invalid in fast mode too, by
+    zip-data-descriptor); the graph and operator rules are checked in both."""
     deep_only = {"zip-crc-mismatch", "st-bool-not-0-or-1", "zip-descriptor-decoy"}
     for rel, case in MANIFEST.items():
         deep = [f for f in case["deep"]["findings"] if f[0] not in deep_only]
