@@ -10,9 +10,12 @@ as ExecuTorch 1.5.1 writes it (``to_native(torch.export.export(M(), (x, y))).sav
 placeholders, ``aten.mul.Tensor``, ``aten.add.Tensor`` with its ``alpha``, the output node),
 whose two call nodes ptn checks against its operator table. That program is built here by
 ptn's program builder from its decoded form, so the bench needs no ExecuTorch, and saved by
-``ptn.save`` (one member, as ExecuTorch's writer leaves it). Each command runs in a fresh process
-(interpreter start-up included, as a user or a hub's job pays it), and rounds interleave the
-commands so that a busy machine slows them alike. The baseline opens each file with
+``ptn.save`` (one member, as ExecuTorch's writer leaves it). Each command runs in a fresh
+process (interpreter start-up included, as a user or a hub's job pays it), ptn from the
+.pyc files an install has (written first; ``PYTHONDONTWRITEBYTECODE`` is dropped, or every
+run would compile ptn's sources), and rounds interleave the commands so that a busy machine
+slows them alike. The last line says at what rate ``-j1`` runs against the loop, and the
+load average is printed with the table. The baseline opens each file with
 ``zipfile.ZipFile`` and calls ``testzip()`` (every member's CRC-32), the cheapest whole-file
 check Python ships: ptn also checks the structure, headers and metadata. Wall-clock medians;
 every ratio compares figures taken in the same run. ``--before TREE`` also runs ``ptn
@@ -144,9 +147,21 @@ PER_FILE = (
 
 def tree_env(tree: Path) -> dict[str, str]:
     """The environment that imports ptn from ``tree`` (run the command in ``tree``: ``-c``
-    and ``-m`` put the working directory first on the path, before ``PYTHONPATH``)."""
+    and ``-m`` put the working directory first on the path, before ``PYTHONPATH``), from
+    its .pyc files as an installed ptn has them (``compiled``), never compiling its sources
+    in every run (``PYTHONDONTWRITEBYTECODE`` is left out)."""
     path = os.pathsep.join((str(tree), str(tree / "generated" / "python")))
-    return {**os.environ, "PYTHONPATH": path}
+    env = {**os.environ, "PYTHONPATH": path}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def compiled(tree: Path) -> None:
+    """Write the .pyc files of ``tree``'s ptn, as ``pip install`` does."""
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", "ptn", "generated/python"],
+        cwd=tree, env=tree_env(tree), check=True, stdout=subprocess.DEVNULL,
+    )  # fmt: skip
 
 
 def per_file(source: Path, runs: int, before: Path | None) -> None:
@@ -154,6 +169,8 @@ def per_file(source: Path, runs: int, before: Path | None) -> None:
     trees = {"after": Path(__file__).resolve().parent.parent}
     if before is not None:
         trees["before"] = before.resolve()
+    for tree in trees.values():
+        compiled(tree)
     got: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
     for _ in range(runs):
         for name, tree in trees.items():
@@ -209,11 +226,13 @@ def run(args: argparse.Namespace, source: Path) -> None:
             "ptn validate -j1": [*ptn, "-j1", str(root)],
             "ptn validate -j2": [*ptn, "-j2", str(root)],
         }
-        envs: dict[str, dict[str, str] | None] = {name: None for name in commands}
         here = Path(__file__).resolve().parent.parent
+        compiled(here)
+        envs = {name: tree_env(here) for name in commands}
         cwds = {name: here for name in commands}  # -m imports ptn from the working directory
         if args.before is not None:
             tree = args.before.resolve()
+            compiled(tree)
             for jobs in ("-j1", "-j2"):
                 name = f"ptn validate {jobs} (before: {tree.name})"
                 commands[name] = [*ptn, jobs, str(root)]
