@@ -277,7 +277,8 @@ void redefined_values(const char* dir) {
             {m + "graph/nodes/4/name", placed("p_w")},
             {m + "graph/nodes/5/outputs/0/name", twice("node 'n1'", "p_w", "constant 0")},
             {m + "graph/nodes/6/outputs/0/names/1", twice("node 'n2'", "t", "node 'n2'")},
-            {m + "graph/nodes/7/inputs/0/arg/value/graph/inputs/1", twice("input 1", "a", "input 0")},
+            {m + "graph/nodes/7/inputs/0/arg/value/graph/inputs/1",
+             twice("input 1", "a", "input 0")},
         }));
 }
 

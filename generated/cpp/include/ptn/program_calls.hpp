@@ -2,7 +2,7 @@
 // A call node against its operator's schema (ptn/program/calls.py;
 // ptg-operator-schema-mismatch, spec section 4.5).
 //
-// bind_node pairs each argument of a node with the schema parameter it names, checks that
+// Binder::bind pairs each argument of a node with the schema parameter it names, checks that
 // the value is of a kind the parameter's type takes (and one of the values the table holds
 // a few parameters to), that every required parameter is given, and that the node's
 // outputs fit what the operator returns. The first argument that does not fit is the
@@ -156,7 +156,9 @@ inline bool names_device(std::string_view text) {
       continue;
     }
     bool digits = true;
-    for (std::size_t i = 1; i < index.size(); ++i) digits = digits && index[i] >= '0' && index[i] <= '9';
+    for (std::size_t i = 1; i < index.size(); ++i) {
+      digits = digits && index[i] >= '0' && index[i] <= '9';
+    }
     if (digits) return true;
   }
   return false;
@@ -246,7 +248,9 @@ inline bool is_allowed(const operators::Param& param, std::int64_t code,
   }
   if (code == f::kBoolArgCode) {
     const bool v = value->flag(f::kBoolArgValue);
-    return any([v](const operators::Allowed& a) { return a.kind == AllowedKind::Bool && a.flag == v; });
+    return any([v](const operators::Allowed& a) {
+      return a.kind == AllowedKind::Bool && a.flag == v;
+    });
   }
   if (code == f::kIntArgCode) {
     const std::int64_t v = value->integer(f::kIntArgValue);
@@ -264,7 +268,9 @@ inline bool is_allowed(const operators::Param& param, std::int64_t code,
   }
   if (code == f::kStringArgCode) {
     const std::string_view v = value->str(f::kStringArgValue);
-    return any([v](const operators::Allowed& a) { return a.kind == AllowedKind::String && a.text == v; });
+    return any([v](const operators::Allowed& a) {
+      return a.kind == AllowedKind::String && a.text == v;
+    });
   }
   return false;
 }
@@ -307,7 +313,7 @@ inline std::string value_problem(const operators::Param& param, std::int64_t cod
 
 namespace detail {
 
-/// The output kinds and names a bind checks, and scratch space reused from node to node.
+/// Binds call nodes to their schemas, with scratch space reused from node to node.
 class Binder {
  public:
   /// Pair the node's arguments with `schema`'s parameters; false (and the problem,
@@ -355,7 +361,8 @@ class Binder {
         }
       } else {
         if (named) {
-          return fail(at(), "argument " + std::to_string(k) + " is positional but follows named ones");
+          return fail(at(), "argument " + std::to_string(k) +
+                                " is positional but follows named ones");
         }
         index = k;
         if (index >= n || schema.param(index).kwarg_only) {
@@ -368,12 +375,15 @@ class Binder {
         return fail(at(), "argument " + quoted(param.name) + " is given twice");
       }
       const std::string why = value_problem(param, code, arg.member(f::kArgumentValueField));
-      if (!why.empty()) return fail(at() + "/arg/value", "argument " + quoted(param.name) + " " + why);
+      if (!why.empty()) {
+        return fail(at() + "/arg/value", "argument " + quoted(param.name) + " " + why);
+      }
       given_[index] = 1;
     }
     for (std::size_t i = 0; i < n; ++i) {
       if (schema.param(i).required && !given_[i]) {
-        return fail("/inputs", schema.qualified() + " needs argument " + quoted(schema.param(i).name));
+        return fail("/inputs",
+                    schema.qualified() + " needs argument " + quoted(schema.param(i).name));
       }
     }
     const VectorRef outputs = node.vec(f::kNodeOutputs);

@@ -89,16 +89,17 @@ class ValueWalk {
       const std::string here = at + "/output_specs/" + std::to_string(k);
       const std::string_view returned = spec.str(f::kOutputSpecName);
       if (!defined.count(returned) && room(kUndefined)) {
-        report(kUndefined, here + "/name", "method " + method_ + ": output spec " + std::to_string(k) +
-                                   " returns " + ptn::detail::repr(returned) +
-                                   ", which nothing in the graph defines");
+        report(kUndefined, here + "/name",
+               "method " + method_ + ": output spec " + std::to_string(k) + " returns " +
+                   ptn::detail::repr(returned) + ", which nothing in the graph defines");
       }
       const std::string_view target = spec.str(f::kOutputSpecTarget);
       if (spec.integer(f::kOutputSpecKind) == f::kUserInputMutation && !user_inputs.count(target) &&
           room(kUndefined)) {
-        report(kUndefined, here + "/target", "method " + method_ + ": output spec " + std::to_string(k) +
-                                     " updates user input " + ptn::detail::repr(target) +
-                                     ", which is not an input of the graph");
+        report(kUndefined, here + "/target",
+               "method " + method_ + ": output spec " + std::to_string(k) +
+                   " updates user input " + ptn::detail::repr(target) +
+                   ", which is not an input of the graph");
       }
     }
   }
