@@ -98,7 +98,7 @@ final class ProgramEffects {
     return walk.out.finish();
   }
 
-  static Object[] cat(Object[] base, Object... more) {
+  private static Object[] cat(Object[] base, Object... more) {
     Object[] out = new Object[base.length + more.length];
     System.arraycopy(base, 0, out, 0, base.length);
     System.arraycopy(more, 0, out, base.length, more.length);

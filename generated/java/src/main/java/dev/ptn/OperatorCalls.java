@@ -103,7 +103,7 @@ final class OperatorCalls {
     return null;
   }
 
-  static String kindName(ProgramTable.Union value) {
+  private static String kindName(ProgramTable.Union value) {
     if (value == null) return "an argument holding no value";
     if (value.member == null) return "an ArgumentValue member ptn does not know (type " + value.typeCode + ")";
     return "a " + value.member;
@@ -143,7 +143,7 @@ final class OperatorCalls {
 
   /** Whether a literal {@code value} is one of {@code allowed} (JSON texts); a symbolic one (a
    * ref) never is. */
-  static boolean isAllowed(ProgramTable.Union value, List<String> allowed) {
+  private static boolean isAllowed(ProgramTable.Union value, List<String> allowed) {
     ProgramTable v = value.value;
     switch (value.member) {
       case "NoneArg":
