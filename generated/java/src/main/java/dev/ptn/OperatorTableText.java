@@ -478,7 +478,6 @@ final class OperatorTableText {
         + "softmax\tint\tself,Tensor;dim,int;dtype,ScalarType?,o\tTensor\n"
         + "softplus\tdefault\tself,Tensor;beta,Scalar,o;threshold,Scalar,o\tTensor\n"
         + "softshrink\tdefault\tself,Tensor;lambd,Scalar,o\tTensor\n"
-        + "sort\tTensor\tself,Tensor[],w,aa;reverse,bool,o\t\n"
         + "sort\tdefault\tself,Tensor;dim,int,o;descending,bool,o\tTensor;Tensor\n"
         + "sort\tstable\tself,Tensor;stable,bool?,k;dim,int,k,o;descending,bool,k,o\tTensor;Tensor\n"
         + "split\tTensor\tself,Tensor,aa;split_size,int;dim,int,o\tTensor[],aa\n"
