@@ -127,6 +127,10 @@ class OperatorTableTest {
         "target 'torch.ops.aten.add' is not an ATen operator (torch.ops.aten.<operator>.<overload>)",
         refusal("torch.ops.aten.add"));
     assertEquals(
+        "target \"os.system('id')\" is not an ATen operator (torch.ops.aten.<operator>.<overload>)",
+        refusal("os.system('id')"),
+        "quoted as Python's repr quotes it");
+    assertEquals(
         "target 'torch.ops.aten.add.Tensor.x' is not an ATen operator (torch.ops.aten.<operator>.<overload>)",
         refusal("torch.ops.aten.add.Tensor.x"));
   }
