@@ -794,6 +794,16 @@ VECTORS_LIST: tuple[Vector, ...] = (
         "ptg-undeclared-mutation",
     ),
     Vector(
+        "buffer-written-by-an-earlier-method",
+        pv.buffer_written_by_an_earlier_method,
+        "a buffer one method updates by an output spec and a later method reads: no warning",
+    ),
+    Vector(
+        "unnamed-list-elements",
+        pv.unnamed_list_elements,
+        "two unbinds leaving unused elements unnamed: nothing defined twice",
+    ),
+    Vector(
         "buffer-never-written",
         pv.unwritten_buffer,
         "ExecuTorch's export of a buffer read and never written (zero at load): a warning",

@@ -167,10 +167,6 @@ final class ProgramEffects {
       roots.put(buffer, new Root("buffer " + Text.repr(buffer), true, "", fqn));
       buffers.putIfAbsent(fqn, new Buffer(i, k, buffer));
     }
-    for (ProgramTable s : specs) {
-      Buffer written = buffers.get(s.str("target"));
-      if (s.num("kind") == bufferMutation && written != null) written.written = true;
-    }
     Object[] base = {"methods", i, "graph"};
     ProgramTable[] nodes = graph.tables("nodes");
     for (int j = 0; j < nodes.length; j++) {
@@ -292,9 +288,16 @@ final class ProgramEffects {
   }
 
   private void unwrittenBuffers(ProgramTable[] methods) {
+    // Updated by an output spec of any method, before or after the one reading it.
+    java.util.Set<String> updated = new java.util.HashSet<>();
+    for (ProgramTable m : methods) {
+      for (ProgramTable s : m.tables("output_specs")) {
+        if (s.num("kind") == bufferMutation) updated.add(s.str("target"));
+      }
+    }
     for (Map.Entry<String, Buffer> e : buffers.entrySet()) {
       Buffer buffer = e.getValue();
-      if (!buffer.read || buffer.written) continue;
+      if (!buffer.read || buffer.written || updated.contains(e.getKey())) continue;
       report(
           "ptg-buffer-never-written",
           new Object[] {"methods", buffer.method, "mutable_buffers", buffer.index},

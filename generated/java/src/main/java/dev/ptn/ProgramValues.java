@@ -210,7 +210,9 @@ final class ProgramValues {
         if (outputs[o].num("kind") == tensorList) {
           String[] names = outputs[o].strings("names");
           for (int m = 0; m < names.length; m++) {
-            define(method, defined, extend(here, "outputs", o, "names", m), names[m], what);
+            if (!names[m].isEmpty()) { // an element nothing uses may go unnamed
+              define(method, defined, extend(here, "outputs", o, "names", m), names[m], what);
+            }
           }
         } else {
           String defines = outputs[o].str("name");
