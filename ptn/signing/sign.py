@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from typing import Any
 
 from ptn.core.buffers import open_regular
 from ptn.core.errors import InvalidPackageError, PtnError
@@ -37,13 +38,18 @@ def sign(
     package's). A key that cannot be used raises ``TrustError``; a package that changed
     while it was signed, ``ptn-concurrent-modification``, and nothing is written.
     """
-    from ptn.package.atomic import replace_file
-
     signer = Signer(key, password, certificate, tuple(certificate_chain), sigstore,
                     identity_token, staging)  # fmt: skip
+    dest = os.fspath(signature) if signature is not None else signature_path(path)
+    return sign_with(path, dest, signer.config(), check=check)
+
+
+def sign_with(path: PathLike, dest: str, config: Any, *, check: bool = True) -> Bundle:
+    """``sign`` with a ``Signer.config()`` made beforehand (an edit reads the key before it
+    writes anything, so that a key it cannot use stops it early)."""
+    from ptn.package.atomic import replace_file
+
     name = os.fspath(path)
-    dest = os.fspath(signature) if signature is not None else signature_path(name)
-    config = signer.config()
     fd = open_regular(name)
     try:
         before = _identity(os.fstat(fd))
