@@ -9,7 +9,7 @@ from itertools import compress, repeat
 from operator import eq, itemgetter
 from typing import Any, overload
 
-from ptn.cli.report import count, safe
+from ptn.cli.report import NO_TRUST_HINT, count, safe
 from ptn.core.errors import PtnError
 from ptn.core.names import METADATA, PTG
 from ptn.package.read import Package
@@ -330,8 +330,6 @@ def _signature_text(sig: dict[str, Any]) -> str:
     if sig["status"] == "verified":
         return head + "verified " + claims
     if sig["status"] == "unchecked":
-        from ptn.cli.signing import NO_TRUST_HINT
-
         return head + f"not verified; it claims {claims}: {NO_TRUST_HINT}"
     return head + sig["status"] + " (the findings say why)"
 

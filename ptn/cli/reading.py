@@ -19,7 +19,8 @@ from ptn.cli.common import (
     open_or_exit,
     stderr_console,
 )
-from ptn.cli.signing import NO_TRUST_HINT, check_signatures, trust_from, trust_options
+from ptn.cli.report import NO_TRUST_HINT
+from ptn.cli.signing import check_signatures, trust_from, trust_options
 
 
 @click.command()

@@ -16,6 +16,9 @@ from ptn import SPEC_VERSION, __version__
 from ptn.cli.links import rule_url
 from ptn.core.errors import Finding
 
+NO_TRUST_HINT = "give --public-key, --certificate-chain, or --identity and --issuer to verify it"
+"""What a signature that was not checked needs (``validate``, ``inspect``)."""
+
 
 def safe(text: str | None) -> str:
     """``text`` with every non-printing character escaped (\\x1b -> \\x1b, U+202E -> \\u202e)."""
@@ -98,6 +101,21 @@ def finding_line(path: str, f: Finding, colour: bool) -> str:
     )
 
 
+def signature_line(check: Any) -> str | None:
+    """What the text report says of a signature besides its findings (none when failed)."""
+    where = f"{safe(check.path)}: "
+    if check.status == "verified":
+        return (
+            f"{where}signature verified: {safe(check.signature)} ({check.method}), "
+            f"sha256 {check.sha256}"
+        )
+    if check.status == "unchecked":
+        return f"{where}signature {safe(check.signature)} not checked ({NO_TRUST_HINT})"
+    if check.status == "absent":
+        return f"{where}no signature ({safe(check.signature)} does not exist)"
+    return None
+
+
 def count(n: int, noun: str) -> str:
     """``1 error``, ``2 errors``, ``0 errors``."""
     return f"{n} {noun}{'' if n == 1 else 's'}"
@@ -112,8 +130,6 @@ def text_report(
     explained (once per rule)."""
     lines = [finding_line(path, f, colour) for path, fs in results for f in fs]
     if signatures:
-        from ptn.cli.signing import signature_line
-
         lines += [line for c in signatures.values() if (line := signature_line(c)) is not None]
     s = summary(results)
     lines.append(

@@ -16,14 +16,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from ptn.cli.common import UsageProblem, checked
+from ptn.cli.report import NO_TRUST_HINT
 
 if TYPE_CHECKING:
     from ptn.signing.trust import Signer, Trust
     from ptn.signing.verify import SignatureCheck
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-NO_TRUST_HINT = "give --public-key, --certificate-chain, or --identity and --issuer to verify it"
 
 
 def trust_options(command: F) -> F:
@@ -143,23 +142,6 @@ def check_signatures(
         if check is not None:
             out[path] = check
     return out
-
-
-def signature_line(check: SignatureCheck) -> str | None:
-    """What the text report says of a signature besides its findings (none when failed)."""
-    from ptn.cli.report import safe
-
-    where = f"{safe(check.path)}: "
-    if check.status == "verified":
-        return (
-            f"{where}signature verified: {safe(check.signature)} ({check.method}), "
-            f"sha256 {check.sha256}"
-        )
-    if check.status == "unchecked":
-        return f"{where}signature {safe(check.signature)} not checked ({NO_TRUST_HINT})"
-    if check.status == "absent":
-        return f"{where}no signature ({safe(check.signature)} does not exist)"
-    return None
 
 
 @click.command()
