@@ -326,11 +326,11 @@ def render(info: dict[str, Any], show_all: bool = False) -> None:
 def _signature_text(sig: dict[str, Any]) -> str:
     """``signature model.ptn.sig: verified (public-key), sha256 ...`` and the like."""
     head = f"signature {safe(sig['path'])}: "
-    claims = f"({sig['method']}), sha256 {sig['sha256']}"
+    claims = f"({sig['method']}, sha256 {sig['sha256']})"
     if sig["status"] == "verified":
         return head + "verified " + claims
     if sig["status"] == "unchecked":
-        return head + f"not verified; it claims {claims}: {NO_TRUST_HINT}"
+        return head + f"not verified {claims}; {NO_TRUST_HINT}"
     return head + sig["status"] + " (the findings say why)"
 
 
