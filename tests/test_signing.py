@@ -79,7 +79,7 @@ def _certificate(
     ca: bool,
     signing: bool = True,
 ) -> bytes:
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     issuer_name, issuer_key = issuer or (subject, key)
     builder = (
         x509.CertificateBuilder()
