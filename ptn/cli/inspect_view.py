@@ -77,6 +77,7 @@ def describe(pkg: Package, *, every_row: bool = True) -> dict[str, Any]:
             "dedup_saved_bytes": rows.saved,
         },
         "unreadable": unreadable,
+        "signature": None,  # the signature beside the file: add_signature fills it in
         "findings": [f.to_json() for f in pkg.findings],
         "warnings": [f.to_json() for f in pkg.warnings],
     }
