@@ -466,6 +466,15 @@ def test_sigstore_without_a_network_fails_cleanly(package: Path) -> None:
     assert not Path(f"{package}.sig").exists()
 
 
+def test_sign_never_writes_over_the_package(package: Path, keys: Keys) -> None:
+    before = package.read_bytes()
+    proc = ptn_cli("sign", str(package), "--key", keys.key, "-o", str(package))
+    assert proc.returncode == 2 and "is the package itself" in proc.stderr
+    with pytest.raises(ValueError, match="replace the package itself"):
+        ptn.sign(package, package, key=keys.key)
+    assert package.read_bytes() == before
+
+
 def test_sign_refuses_an_invalid_package(tmp_path: Path, keys: Keys) -> None:
     bad = tmp_path / "bad.ptn"
     shutil.copy(REPO / "invalid-examples" / "bad-token-id.ptn", bad)

@@ -217,6 +217,8 @@ def sign(
         key, password_env, certificate, certificate_chain, sigstore, identity_token, staging
     )
     dest = output or signature_path(path)
+    if os.path.realpath(dest) == os.path.realpath(path):
+        raise UsageProblem(f"-o {safe(dest)} is the package itself: give another path")
     bundle = checked(
         path, lambda: _signed(lambda: sign_with(path, dest, config, check=not allow_invalid))
     )

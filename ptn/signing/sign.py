@@ -50,6 +50,8 @@ def sign_with(path: PathLike, dest: str, config: Any, *, check: bool = True) -> 
     from ptn.package.atomic import replace_file
 
     name = os.fspath(path)
+    if os.path.realpath(dest) == os.path.realpath(name):
+        raise ValueError(f"the signature would replace the package itself ({dest})")
     fd = open_regular(name)
     try:
         before = _identity(os.fstat(fd))
