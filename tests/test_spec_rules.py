@@ -14,7 +14,7 @@ import pytest
 from conftest import WHOLE_SUITE
 
 REPO = Path(__file__).resolve().parent.parent
-PREFIXES = ("zip", "ptn", "ptg", "st", "aliases", "json", "metadata", "llm")
+PREFIXES = ("zip", "ptn", "ptg", "st", "aliases", "json", "metadata", "llm", "sig")
 RULE = re.compile(rf"\b(?:{'|'.join(PREFIXES)})-[a-z0-9]+(?:-[a-z0-9]+)*\b")
 # Strings of rule shape in ptn/ that are not rule ids.
 NOT_RULES = {"ptn-validate", "metadata-json", "st-header", "json-schema", "ptn-generated"}

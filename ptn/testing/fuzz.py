@@ -41,7 +41,7 @@ from ptn.testing.programs import program_for
 from ptn.zip import read_members
 from ptn.zip.writer import ZipWriter
 
-RULE_ID = re.compile(r"(zip|ptn|ptg|st|aliases|json|metadata|llm)-[a-z0-9]+(-[a-z0-9]+)*")
+RULE_ID = re.compile(r"(zip|ptn|ptg|st|aliases|json|metadata|llm|sig)-[a-z0-9]+(-[a-z0-9]+)*")
 
 
 def _save(**kwargs: Any) -> bytes:

@@ -55,6 +55,7 @@ TS_RUNTIME = (
     "src/byte_source.ts",
     "src/zip_reader.ts",
     "src/budget.ts",
+    "src/sha256.ts",
     "src/pyrepr.ts",
     "src/program.ts",
     "src/program_constants.ts",
@@ -305,6 +306,7 @@ def typescript_outputs(info: SchemaInfo, root: Path) -> dict[str, str]:
         + 'export * from "./byte_source.js";\n'
         + 'export * from "./package_api.js";\n'
         + 'export { crc32 } from "./zip_reader.js";\n'
+        + 'export * from "./sha256.js";\n'
         + 'export * from "./rules.js";\n'
         + 'export * from "./package.js";\n'
         + 'export { readProgram, Verifier } from "./program.js";\n'

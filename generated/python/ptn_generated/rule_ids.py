@@ -115,6 +115,10 @@ class Rule(StrEnum):
     METADATA_READ_OUT_OF_RANGE = 'metadata-read-out-of-range'
     LLM_CONFIG_INVALID = 'llm-config-invalid'
     LLM_CONFIG_CONFLICT = 'llm-config-conflict'
+    SIG_MALFORMED = 'sig-malformed'
+    SIG_MISMATCH = 'sig-mismatch'
+    SIG_UNTRUSTED = 'sig-untrusted'
+    SIG_MISSING = 'sig-missing'
 
 
 SEVERITY: dict[str, str] = {
@@ -223,4 +227,8 @@ SEVERITY: dict[str, str] = {
     'metadata-read-out-of-range': 'error',
     'llm-config-invalid': 'error',
     'llm-config-conflict': 'error',
+    'sig-malformed': 'error',
+    'sig-mismatch': 'error',
+    'sig-untrusted': 'error',
+    'sig-missing': 'error',
 }

@@ -5,6 +5,7 @@ export * from "./metadata.js";
 export * from "./byte_source.js";
 export * from "./package_api.js";
 export { crc32 } from "./zip_reader.js";
+export * from "./sha256.js";
 export * from "./rules.js";
 export * from "./package.js";
 export { readProgram, Verifier } from "./program.js";

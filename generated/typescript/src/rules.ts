@@ -113,4 +113,8 @@ export const RULE_SEVERITY: Readonly<Record<string, Severity>> = {
   "metadata-read-out-of-range": "error",
   "llm-config-invalid": "error",
   "llm-config-conflict": "error",
+  "sig-malformed": "error",
+  "sig-mismatch": "error",
+  "sig-untrusted": "error",
+  "sig-missing": "error",
 };

@@ -122,6 +122,10 @@ public final class Rules {
     put(map, "metadata-read-out-of-range", "error");
     put(map, "llm-config-invalid", "error");
     put(map, "llm-config-conflict", "error");
+    put(map, "sig-malformed", "error");
+    put(map, "sig-mismatch", "error");
+    put(map, "sig-untrusted", "error");
+    put(map, "sig-missing", "error");
     return Collections.unmodifiableMap(map);
   }
 
