@@ -79,6 +79,7 @@ def describe(pkg: Package, *, every_row: bool = True) -> dict[str, Any]:
         "unreadable": unreadable,
         "findings": [f.to_json() for f in pkg.findings],
         "warnings": [f.to_json() for f in pkg.warnings],
+        "advice": [f.to_json() for f in pkg.advice],
     }
 
 
@@ -302,8 +303,8 @@ def render(info: dict[str, Any], show_all: bool = False) -> None:
                 f"{safe(f['message'])}"
             ))  # fmt: skip
         return
-    for w in info["warnings"]:
-        console.print(Text(f"warning {w['rule']} {safe(w['member'])}: {safe(w['message'])}"))
+    for w in [*info["warnings"], *info["advice"]]:  # advice: what `ptn repack` would improve
+        console.print(Text(f"{w['severity']} {w['rule']} {safe(w['member'])}: {safe(w['message'])}"))
 
 
 def _tensor_text(row: dict[str, Any], name: str) -> str:
