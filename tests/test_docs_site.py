@@ -3,7 +3,6 @@ CLI reference of every command and the API reference; skipped without the docs e
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 from pathlib import Path

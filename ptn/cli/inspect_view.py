@@ -304,7 +304,8 @@ def render(info: dict[str, Any], show_all: bool = False) -> None:
             ))  # fmt: skip
         return
     for w in [*info["warnings"], *info["advice"]]:  # advice: what `ptn repack` would improve
-        console.print(Text(f"{w['severity']} {w['rule']} {safe(w['member'])}: {safe(w['message'])}"))
+        line = f"{w['severity']} {w['rule']} {safe(w['member'])}: {safe(w['message'])}"
+        console.print(Text(line))
 
 
 def _tensor_text(row: dict[str, Any], name: str) -> str:

@@ -1063,7 +1063,9 @@ def _check_vector(vector: Vector, entry: dict[str, Any]) -> None:
 
 # A finding, [rule, severity, member, pointer], on one line: the manifest stays readable
 # (and a third of the size) next to vectors of 1,000 findings.
-_FINDING = re.compile(r'\[\n *("[^\n]*"),\n *("(?:error|warning|advice)"),\n *([^\n]*),\n *([^\n]*)\n *\]')
+_FINDING = re.compile(
+    r'\[\n *("[^\n]*"),\n *("(?:error|warning|advice)"),\n *([^\n]*),\n *([^\n]*)\n *\]'
+)
 
 
 def build(out: Path) -> dict[str, dict]:
