@@ -80,6 +80,7 @@ def describe(pkg: Package, *, every_row: bool = True) -> dict[str, Any]:
         "signature": None,  # the signature beside the file: add_signature fills it in
         "findings": [f.to_json() for f in pkg.findings],
         "warnings": [f.to_json() for f in pkg.warnings],
+        "advice": [f.to_json() for f in pkg.advice],
     }
 
 
@@ -320,8 +321,9 @@ def render(info: dict[str, Any], show_all: bool = False) -> None:
                 f"{safe(f['message'])}"
             ))  # fmt: skip
         return
-    for w in info["warnings"]:
-        console.print(Text(f"warning {w['rule']} {safe(w['member'])}: {safe(w['message'])}"))
+    for w in [*info["warnings"], *info["advice"]]:  # advice: what `ptn repack` would improve
+        line = f"{w['severity']} {w['rule']} {safe(w['member'])}: {safe(w['message'])}"
+        console.print(Text(line))
 
 
 def _signature_text(sig: dict[str, Any]) -> str:

@@ -29,7 +29,11 @@ from ptn.cli.signing import check_signatures, trust_from, trust_options
     "--json", "as_json", is_flag=True, help="One JSON report (schema: `ptn schema report`)."
 )
 @click.option("--fast", is_flag=True, help="Headers only: skip the CRC-32 of every member.")
-@click.option("--strict", is_flag=True, help="Treat warnings as errors.")
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Treat warnings as errors (not advice: alignment, which `ptn repack` applies).",
+)
 @click.option(
     "-j",
     "--jobs",

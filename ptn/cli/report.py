@@ -40,10 +40,14 @@ def safe(text: str | None) -> str:
 
 
 def apply_strict(findings: Sequence[Finding], strict: bool) -> list[Finding]:
-    """``--strict``: every warning counts (and is shown) as an error."""
+    """``--strict``: every warning counts (and is shown) as an error; advice stays advice
+    (spec.md section 1: alignment, which ExecuTorch's own writer never gives)."""
     if not strict:
         return list(findings)
-    return [Finding(f.rule, "error", f.member, f.pointer, f.message) for f in findings]
+    return [
+        Finding(f.rule, "error", f.member, f.pointer, f.message) if f.severity == "warning" else f
+        for f in findings
+    ]
 
 
 def is_valid(findings: Sequence[Finding]) -> bool:
@@ -58,6 +62,7 @@ def summary(results: Sequence[tuple[str, list[Finding]]]) -> dict[str, int]:
         "invalid": len(results) - valid,
         "errors": sum(1 for _, fs in results for f in fs if f.severity == "error"),
         "warnings": sum(1 for _, fs in results for f in fs if f.severity == "warning"),
+        "advice": sum(1 for _, fs in results for f in fs if f.severity == "advice"),
     }
 
 
@@ -94,7 +99,7 @@ def finding_line(path: str, f: Finding, colour: bool) -> str:
     where = " ".join(safe(p) for p in (f.member, f.pointer) if p)
     severity: str = f.severity
     if colour:
-        code = "31" if severity == "error" else "33"
+        code = {"error": "31", "warning": "33"}.get(severity, "36")
         severity = f"\x1b[{code}m{severity}\x1b[0m"
     return (
         f"{safe(path)}: {severity} {f.rule}{' [' + where + ']' if where else ''} {safe(f.message)}"
@@ -134,7 +139,9 @@ def text_report(
     s = summary(results)
     lines.append(
         f"{count(s['files'], 'file')}: {s['valid']} valid, {s['invalid']} invalid "
-        f"({count(s['errors'], 'error')}, {count(s['warnings'], 'warning')})"
+        f"({count(s['errors'], 'error')}, {count(s['warnings'], 'warning')}"
+        + (f", {s['advice']} advice" if s["advice"] else "")
+        + ")"
     )
     rules = dict.fromkeys(f.rule for _, fs in results for f in fs)
     lines.extend(f"see {rule_url(rule)}" for rule in rules)

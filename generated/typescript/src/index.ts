@@ -8,6 +8,7 @@ export { crc32 } from "./zip_reader.js";
 export * from "./sha256.js";
 export * from "./rules.js";
 export * from "./package.js";
+export { PackageMetadata, type PackageInput } from "./package_metadata.js";
 export { readProgram, Verifier } from "./program.js";
 export type { Decoded, LayoutField, ProgramLayout, UnionValue } from "./program.js";
 export type { BufferRow, ConstantRow, MethodRow, ValueRow } from "./program_methods.js";
