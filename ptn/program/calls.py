@@ -156,8 +156,7 @@ def _is_allowed(value: ArgValue | None, allowed: tuple[str | float | bool | None
     if isinstance(value, BoolArg):
         return any(v is value.value for v in allowed)
     return any(
-        isinstance(v, int | float) and not isinstance(v, bool) and v == value.value
-        for v in allowed
+        isinstance(v, int | float) and not isinstance(v, bool) and v == value.value for v in allowed
     )
 
 
