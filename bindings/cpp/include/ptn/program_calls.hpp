@@ -222,8 +222,9 @@ inline std::string content_problem(const TypeRule& rule, std::string_view kind, 
   return {};
 }
 
-/// Whether a literal value is one of those the parameter is held to (a symbolic one, with
-/// a ref, never is); ptn.program.calls._is_allowed.
+/// Whether a value, of a kind its parameter takes, is a literal among those the parameter
+/// is held to (a symbolic one, with a ref, never is; a NoneArg never gets here: an optional
+/// parameter takes it); ptn.program.calls._is_allowed.
 inline bool is_allowed(const operators::Param& param, std::int64_t code,
                        const std::optional<TableRef>& value) {
   const operators::Allowed* first = operators::kAllowed + param.allowed_first;
@@ -235,9 +236,6 @@ inline bool is_allowed(const operators::Param& param, std::int64_t code,
     }
     return false;
   };
-  if (code == f::kNoneArgCode) {
-    return any([](const operators::Allowed& a) { return a.kind == AllowedKind::Null; });
-  }
   if (!value) return false;
   if (code == f::kIntArgCode || code == f::kFloatArgCode || code == f::kBoolArgCode) {
     const std::size_t ref = code == f::kIntArgCode     ? f::kIntArgRef

@@ -302,7 +302,7 @@ class ValueWalk {
                               ", which nothing before it in its graph defines");
   }
 
-  /// The names `node` defines, each once: each output's (a tensor list's element names).
+  /// The names `node` defines, each once: each output's (a tensor list's named elements).
   /// A placeholder's output that bears the placeholder's own name stands for the input,
   /// constant or buffer it places.
   void defines(Frame& fr, const TableRef& node) {
@@ -318,6 +318,7 @@ class ValueWalk {
       if (out.integer(f::kOutputKind) == f::kTensorListOutput) {
         const VectorRef names = out.vec(f::kOutputNames);
         for (std::size_t m = 0; m < names.size(); ++m) {
+          if (names.str(m).empty()) continue;  // an element nothing uses may go unnamed
           define(fr.defined, names.str(m), by,
                  [&] { return at() + "/names/" + std::to_string(m); });
         }

@@ -97,12 +97,6 @@ class EffectWalk {
       roots_[b.str(f::kBufferName)] = Root{Root::Kind::Buffer, true, it->second,
                                            b.str(f::kBufferName), 0};
     }
-    for (std::size_t k = 0; k < specs.size(); ++k) {
-      const TableRef spec = specs.table(k);
-      if (spec.integer(f::kOutputSpecKind) != f::kBufferMutation) continue;
-      const auto it = buffer_at_.find(spec.str(f::kOutputSpecTarget));
-      if (it != buffer_at_.end()) buffers_[it->second].written = true;
-    }
     const std::string base = "/methods/" + std::to_string(i) + "/graph";
     const VectorRef nodes = graph.vec(f::kGraphNodes);
     for (std::size_t j = 0; j < nodes.size(); ++j) {
@@ -115,9 +109,20 @@ class EffectWalk {
     }
   }
 
-  /// The buffers some node reads and no method writes, in the order first declared.
+  /// The buffers some node reads and no method writes, in the order first declared: no
+  /// node writes them in place, and no BUFFER_MUTATION output spec of any method, before or
+  /// after the one that reads them, updates them.
   void unwritten_buffers() {
     const VectorRef methods = root(*d_).vec(f::kProgramMethods);
+    for (std::size_t i = 0; i < methods.size(); ++i) {
+      const VectorRef specs = methods.table(i).vec(f::kMethodOutputSpecs);
+      for (std::size_t k = 0; k < specs.size(); ++k) {
+        const TableRef spec = specs.table(k);
+        if (spec.integer(f::kOutputSpecKind) != f::kBufferMutation) continue;
+        const auto it = buffer_at_.find(spec.str(f::kOutputSpecTarget));
+        if (it != buffer_at_.end()) buffers_[it->second].written = true;
+      }
+    }
     for (const Buffer& b : buffers_) {
       if (!b.read || b.written || !room("ptg-buffer-never-written", Severity::Warning)) continue;
       report("ptg-buffer-never-written", Severity::Warning,
