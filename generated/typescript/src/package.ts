@@ -3,6 +3,7 @@
 
 import { Metadata, METADATA_TABLES } from "./metadata.js";
 import { metadataFaults, nearWarnings } from "./metadata_faults.js";
+import { OPERATOR_TABLE } from "./operator_table.js";
 import { packageFunctions } from "./package_core.js";
 import { PROGRAM_LAYOUT } from "./program_layout.js";
 import { RULE_SEVERITY } from "./rules.js";
@@ -20,4 +21,5 @@ export const { validatePackage, inspectPackage } = packageFunctions({
   nearWarnings: (names) => nearWarnings(names, METADATA_TABLES),
   wellKnown: METADATA_TABLES.wellKnown,
   programLayout: PROGRAM_LAYOUT,
+  operatorTable: OPERATOR_TABLE,
 });
