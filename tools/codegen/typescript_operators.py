@@ -69,8 +69,9 @@ def _param(raw: dict[str, Any]) -> str:
 def overload_line(raw: dict[str, Any]) -> str:
     """One overload in the compact grammar (see the module's docstring)."""
     returns = [f"{_checked(_TYPE, r['type'], 'type')}{_alias(r)}" for r in raw["returns"]]
-    name = f"{_checked(_NAME, raw['name'], 'operator')}.{_checked(_NAME, raw['overload'], 'overload')}"
-    return " ".join([name, *map(_param, raw["params"]), "->", *returns])
+    name = _checked(_NAME, raw["name"], "operator")
+    overload = _checked(_NAME, raw["overload"], "overload")
+    return " ".join([f"{name}.{overload}", *map(_param, raw["params"]), "->", *returns])
 
 
 def emit_operator_table(doc: dict[str, Any]) -> str:
