@@ -254,12 +254,12 @@ def parse_schema(text: str) -> tuple[str, str, list[_Arg], list[_Arg]]:
 
 def refusal(name: str, params: list[_Arg], returns: list[_Arg]) -> str | None:
     """Why the policy leaves an overload out, or None when it is in."""
-    if name not in _SCALAR_OPERATORS and not any(
-        "Tensor" in a.type for a in (*params, *returns)
-    ):
+    if name not in _SCALAR_OPERATORS and not any("Tensor" in a.type for a in (*params, *returns)):
         return "a TorchScript builtin on Python numbers, lists or strings, not a tensor kernel"
     if any(p.write and p.kwarg_only for p in params):
         return "an out= variant (an exported graph is functional)"
+    if any(p.write and p.type != "Tensor" for p in params):
+        return "it writes a list in place (a TorchScript builtin)"
     for p in params:
         if "Generator" in p.type:
             return "it takes a random generator"

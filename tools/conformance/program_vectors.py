@@ -9,7 +9,6 @@ targeted byte edit, at a place the verifier's own walk locates.
 from __future__ import annotations
 
 import copy
-
 import struct
 import tempfile
 from pathlib import Path
