@@ -469,7 +469,6 @@ export const OPERATOR_TABLE: OperatorTableSource = {
     "softmax.int self:Tensor dim:int dtype:ScalarType?= -> Tensor",
     "softplus.default self:Tensor beta:Scalar= threshold:Scalar= -> Tensor",
     "softshrink.default self:Tensor lambd:Scalar= -> Tensor",
-    "sort.Tensor self:Tensor[](a!) reverse:bool= ->",
     "sort.default self:Tensor dim:int= descending:bool= -> Tensor Tensor",
     "sort.stable self:Tensor stable:bool?* dim:int*= descending:bool*= -> Tensor Tensor",
     "split.Tensor self:Tensor(a) split_size:int dim:int= -> Tensor[](a)",
