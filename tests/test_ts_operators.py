@@ -237,20 +237,17 @@ def test_typescript_lookup_says_what_python_says(node: str, tmp_path: Path) -> N
     """ptg-unknown-operator's messages on a small table of the same shape: an operator with
     more overloads than a message lists, a refused one, a missing one, targets that are
     not ATen's."""
-    doc = {
+    refused = [{"name": "evil", "why": "it does harm"}]
+    operators: list[dict[str, Any]] = [
+        {"name": "many", "overload": f"o{i}", "params": [], "returns": []} for i in range(10)
+    ]
+    operators.append({"name": "few", "overload": "default", "params": [], "returns": []})
+    doc = {"version": 7, "torch": "9.9.9", "refused": refused, "operators": operators}
+    source = {
         "version": 7,
         "torch": "9.9.9",
-        "refused": [{"name": "evil", "why": "it does harm"}],
-        "operators": [
-            {"name": "many", "overload": f"o{i}", "params": [], "returns": []} for i in range(10)
-        ]
-        + [{"name": "few", "overload": "default", "params": [], "returns": []}],
-    }
-    source = {
-        "version": doc["version"],
-        "torch": doc["torch"],
-        "refused": [[r["name"], r["why"]] for r in doc["refused"]],
-        "operators": [overload_line(o) for o in doc["operators"]],
+        "refused": [[r["name"], r["why"]] for r in refused],
+        "operators": [overload_line(o) for o in operators],
     }
     targets = [
         "torch.ops.aten.many.o3",
