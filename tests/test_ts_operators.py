@@ -32,7 +32,7 @@ from ptn.program.plain import to_plain
 from ptn.program.read import read_program
 from ptn.remote.validate import validate
 from ptn.testing import hostile
-from tools.codegen.typescript_operators import overload_line
+from tools.codegen.typescript_operators import emit_operator_table, overload_line
 from tools.conformance.capabilities import OPERATOR_RULES, gaps
 from tools.conformance.runners import TS_DIR
 
@@ -735,3 +735,25 @@ def test_the_corpus_is_reproducible() -> None:
     assert mutants(5) == mutants(5)
     assert len({bytes(v) for v in mutants(20).values()}) == 20
     assert all(zipfile.ZipFile(io.BytesIO(v)).testzip() is None for v in mutants(3).values())
+
+
+@pytest.mark.parametrize(
+    "param",
+    [
+        {"name": "device", "type": "Device?", "allowed": ["cpu 0", None]},
+        {"name": "device", "type": "Device?", "allowed": ["cpu|cuda"]},
+        {"name": "self", "type": "Tensor", "write": True},
+        {"name": "bad name", "type": "Tensor"},
+        {"name": "x", "type": "Tensor(a)"},
+    ],
+)
+def test_a_table_the_compact_form_cannot_carry_stops_the_build(param: dict[str, Any]) -> None:
+    """Rather than a line the TypeScript parser would read otherwise."""
+    doc = {
+        "version": 1,
+        "torch": "2.13.0",
+        "refused": [],
+        "operators": [{"name": "op", "overload": "default", "params": [param], "returns": []}],
+    }
+    with pytest.raises(ValueError, match=r"compact|alias set"):
+        emit_operator_table(doc)
