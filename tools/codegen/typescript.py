@@ -322,8 +322,8 @@ def typescript_outputs(info: SchemaInfo, root: Path) -> dict[str, str]:
         + 'from "./program_methods.js";\n'
         + 'export { PROGRAM_LAYOUT } from "./program_layout.js";\n'
         + 'export { OperatorTable, operatorTable } from "./program_operators.js";\n'
-        + "export type { AllowedValue, OperatorTableSource, Param, Return, Schema } "
-        + 'from "./program_operators.js";\n'
+        + "export type { AllowedValue, OperatorTableSource, Param as OperatorParam, "
+        + 'Return as OperatorReturn, Schema as OperatorSchema } from "./program_operators.js";\n'
         + 'export { OPERATOR_TABLE } from "./operator_table.js";\n'
     )
     outputs["typescript/src/program_layout.ts"] = program_layout_output(root)
