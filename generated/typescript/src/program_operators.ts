@@ -140,18 +140,21 @@ export class OperatorTable {
   readonly version: number;
   readonly torch: string;
   readonly refused: ReadonlyMap<string, string>;
-  readonly operators = new Map<string, Map<string, Schema>>();
+  /** Operator -> overload -> schema, in the table's order. */
+  readonly operators: ReadonlyMap<string, ReadonlyMap<string, Schema>>;
 
   constructor(source: OperatorTableSource) {
     this.version = source.version;
     this.torch = source.torch;
     this.refused = new Map(source.refused);
+    const operators = new Map<string, Map<string, Schema>>();
     for (const line of source.operators) {
       const schema = parseOverload(line);
-      let overloads = this.operators.get(schema.name);
-      if (overloads === undefined) this.operators.set(schema.name, (overloads = new Map()));
+      let overloads = operators.get(schema.name);
+      if (overloads === undefined) operators.set(schema.name, (overloads = new Map()));
       overloads.set(schema.overload, schema);
     }
+    this.operators = operators;
   }
 
   /** The schema of the overload `target` names; a NodeProblem (ptg-unknown-operator) if the
