@@ -33,7 +33,7 @@ interface Root {
 const FRESH: Root = { label: "a value the graph computes", writable: true, why: "", buffer: null };
 
 /** A non-persistent buffer across the program: its first declaration, read and written. */
-interface Buffer {
+interface BufferState {
   readonly method: number;
   readonly index: number;
   readonly name: string;
@@ -70,7 +70,7 @@ function tensors(value: UnionValue | null): [Tokens, string][] {
 
 class Walk {
   readonly out = new Budget();
-  readonly buffers = new Map<string, Buffer>();
+  readonly buffers = new Map<string, BufferState>();
   readonly callFunction: number;
   readonly tensorList: number;
   readonly userInputMutation: number;
@@ -169,7 +169,7 @@ class Walk {
         if (root === undefined) continue; // undefined: ptg-undefined-value says so
         found.push(root);
         if (param.write) this.write(method, node, schema, param, [...at, ...tokens], value, root);
-        else if (root.buffer !== null) (this.buffers.get(root.buffer) as Buffer).read = true;
+        else if (root.buffer !== null) (this.buffers.get(root.buffer) as BufferState).read = true;
       }
       if (param.alias !== null) byAlias.set(param.alias, found);
     }
@@ -185,7 +185,7 @@ class Walk {
   }
 
   write(method: string, node: Decoded, schema: Schema, param: Param, tokens: Tokens, name: string, root: Root): void {
-    if (root.buffer !== null) (this.buffers.get(root.buffer) as Buffer).written = true;
+    if (root.buffer !== null) (this.buffers.get(root.buffer) as BufferState).written = true;
     if (root.writable) return;
     this.report("ptg-undeclared-mutation", tokens,
       `method ${repr(method)}, node ${repr(node["name"] as string)}: ${schema.qualified} writes its argument ` +
