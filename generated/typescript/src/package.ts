@@ -4,6 +4,7 @@
 
 import { Metadata, METADATA_TABLES } from "./metadata.js";
 import { metadataFaults, nearWarnings } from "./metadata_faults.js";
+import { OPERATOR_TABLE } from "./operator_table.js";
 import { packageFunctions } from "./package_core.js";
 import { metadataBytes, PackageMetadata, type PackageInput } from "./package_metadata.js";
 import { PROGRAM_LAYOUT } from "./program_layout.js";
@@ -22,6 +23,7 @@ export const { validatePackage, inspectPackage } = packageFunctions({
   nearWarnings: (names) => nearWarnings(names, METADATA_TABLES),
   wellKnown: METADATA_TABLES.wellKnown,
   programLayout: PROGRAM_LAYOUT,
+  operatorTable: OPERATOR_TABLE,
 });
 
 /**

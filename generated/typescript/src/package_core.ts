@@ -22,6 +22,8 @@ import { MAX_JSON_BYTES, PtnError, parseJson, pointer, type JsonValue } from "./
 import { Budget, raw } from "./budget.js";
 import { readProgram, readsTables, type Decoded } from "./program.js";
 import { constantFindings } from "./program_constants.js";
+import { graphFindings } from "./program_effects.js";
+import { operatorTable } from "./program_operators.js";
 import { undefinedFindings } from "./program_values.js";
 import { methodRows } from "./program_methods.js";
 import { byCodePoint, repr } from "./pyrepr.js";
@@ -566,9 +568,13 @@ async function* stages(
     program = read.program;
     if (inspecting && program !== null) inspection.methods = methodRows(program, tables.programLayout);
     yield* read.findings;
-    // The values each graph uses against those it defines: the last step of reading the
-    // program (ptn.program.read.read_program), before the members that follow.
-    if (program !== null) yield* undefinedFindings(program, tables.programLayout);
+    // The values each graph uses and defines, then each call node against the operator
+    // table: the last steps of reading the program (ptn.program.read.read_program), before
+    // the members that follow.
+    if (program !== null) {
+      yield* undefinedFindings(program, tables.programLayout);
+      yield* graphFindings(program, tables.programLayout, () => operatorTable(tables.operatorTable));
+    }
   }
   let tensors = new Map<string, TensorInfo>();
   let headerFindings: RawFinding[] = [];
