@@ -1,0 +1,219 @@
+"""The memory a method's run will hold, planned before any node runs (ptn.interop.program_runner).
+
+A call first runs its plan's steps on torch's ``meta`` device: tensors that have a
+shape, dtype and strides but no data, so every operator computes the exact sizes of its
+results from the actual input shapes without allocating them. A factory's ``device`` is
+turned to ``meta`` for this run (``Plan.meta_steps``). Along the way a ledger counts
+the bytes of the storages the steps create that are alive after each step, with the
+plan's own schedule of when a slot is cleared: a view adds nothing (it shares its
+base's storage), and the inputs, constants and state, which exist before the call, are
+not counted. The result, a running maximum per step, is cached per input signature
+(shapes and strides); a call whose running maximum passes the cap stops before its first
+node runs, with an error naming the node at which it would pass.
+
+A step whose meta call fails has results whose sizes depend on tensor data (a boolean
+mask's selection) or is an operator failing on these shapes: the plan stops there. The
+run executes up to that node, bounds it by the sizes the graph declares for its outputs
+when they are bounded, runs it, measures what is held after it, and plans the rest from
+the values it now has (uncached: they depend on data).
+
+What is counted is what the graph holds between nodes; memory an operator uses inside
+one call (a convolution's unfolded input, a matrix product's workspace) is not, and the
+output copies ``run`` makes of results that share storage with an input or a constant
+come after the plan.
+"""
+
+from __future__ import annotations
+
+import time
+from bisect import bisect_right
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from ptn.interop.run_errors import TimeLimitError
+from ptn.program.model import TensorMeta
+
+DEFAULT_MAX_MEMORY = 2 * 2**30
+"""The default cap on the bytes of intermediate tensors a call holds at once: 2 GiB. The
+real exports of tests/fixtures hold at most 9 KiB (the tiny Llama); a caller whose
+model's activations need more raises it. Constants, inputs and state are not counted."""
+
+
+def storage_id(tensor: Any) -> int:
+    """The identity of the storage ``tensor`` lives in: the same for all its views."""
+    return int(tensor.untyped_storage()._cdata)
+
+
+def tensors_in(value: Any, tensor_type: type) -> Iterator[Any]:
+    """The tensors a slot holds: itself, or the tensors of a list or tuple."""
+    if isinstance(value, tensor_type):
+        yield value
+    elif isinstance(value, list | tuple):
+        for item in value:
+            if isinstance(item, tensor_type):
+                yield item
+
+
+def size_text(n: int) -> str:
+    """``3.3 GiB``, ``512 MiB``, ``17 bytes``."""
+    if n < 1024:
+        return f"{n} bytes"
+    value = float(n)
+    for unit in ("KiB", "MiB", "GiB", "TiB", "PiB"):
+        value /= 1024
+        if value < 1024 or unit == "PiB":
+            return f"{value:.3g} {unit}"
+    raise AssertionError("unreachable")
+
+
+def declared_bytes(meta: TensorMeta | None, dtypes: dict[int, Any]) -> int | None:
+    """The most bytes a tensor with this declared metadata holds (``dtypes``: ScalarType
+    code -> torch dtype); None when a dimension has no upper bound, or no metadata."""
+    if meta is None or meta.dtype not in dtypes or not all(d.bounded for d in meta.sizes):
+        return None
+    n = int(dtypes[meta.dtype].itemsize)
+    for d in meta.sizes:
+        n *= d.max
+    return n
+
+
+class Ledger:
+    """Live bytes of the storages the run created, counted by reference from slots."""
+
+    def __init__(self, tensor_type: type, base: set[int]) -> None:
+        self.tensor_type = tensor_type
+        self.base = base
+        """Storages that exist before the call (inputs, constants, state): not counted."""
+        self.refs: dict[int, int] = {}
+        self.sizes: dict[int, int] = {}
+        self.live = 0
+
+    def hold(self, value: Any) -> None:
+        for t in tensors_in(value, self.tensor_type):
+            storage = t.untyped_storage()
+            sid = int(storage._cdata)
+            if sid in self.base:
+                continue
+            n = self.refs.get(sid)
+            if n is None:
+                self.refs[sid] = 1
+                self.sizes[sid] = size = int(storage.nbytes())
+                self.live += size
+            else:
+                self.refs[sid] = n + 1
+
+    def release(self, value: Any) -> None:
+        for t in tensors_in(value, self.tensor_type):
+            sid = storage_id(t)
+            n = self.refs.get(sid)
+            if n is None:
+                continue
+            if n > 1:
+                self.refs[sid] = n - 1
+            else:
+                del self.refs[sid]
+                self.live -= self.sizes.pop(sid)
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """The planned memory of steps ``start`` to ``stop``: ``peaks[i]`` is the most bytes
+    held at any of steps ``start`` to ``start + i``; ``live_end`` what is held after
+    ``stop - 1``. ``stop`` short of the plan's length: that step's sizes depend on data."""
+
+    start: int
+    stop: int
+    peaks: list[int]
+    held: list[int]
+    """Bytes held right after each step (before its frees), for messages."""
+    live_end: int
+
+    def first_over(self, cap: int) -> int | None:
+        """The first step at which more than ``cap`` bytes would be held; None if none."""
+        i = bisect_right(self.peaks, cap)
+        return self.start + i if i < len(self.peaks) else None
+
+    def held_at(self, step: int) -> int:
+        return self.held[step - self.start]
+
+
+def to_meta(torch: Any, values: list[Any], base: set[int]) -> tuple[list[Any], set[int]]:
+    """``values`` with every tensor as a meta tensor of the same dtype, sizes, strides and
+    offset, over one meta storage per real storage (views stay views of one another); and
+    the meta storages of the real ones in ``base``."""
+    tensor_type = torch.Tensor
+    storages: dict[int, Any] = {}
+
+    def meta(t: Any) -> Any:
+        storage = t.untyped_storage()
+        sid = int(storage._cdata)
+        found = storages.get(sid)
+        if found is None:
+            found = storages[sid] = torch.UntypedStorage(int(storage.nbytes()), device="meta")
+        out = torch.empty((0,), dtype=t.dtype, device="meta")
+        return out.set_(found, t.storage_offset(), t.size(), t.stride())
+
+    out: list[Any] = []
+    for value in values:
+        if isinstance(value, tensor_type):
+            out.append(meta(value))
+        elif isinstance(value, list | tuple) and any(isinstance(v, tensor_type) for v in value):
+            items = [meta(v) if isinstance(v, tensor_type) else v for v in value]
+            out.append(items if isinstance(value, list) else tuple(items))
+        else:
+            out.append(value)
+    return out, {int(storages[sid]._cdata) for sid in base if sid in storages}
+
+
+def plan_memory(
+    torch: Any,
+    steps: list[Any],
+    values: list[Any],
+    start: int,
+    base: set[int],
+    deadline: float | None,
+    what: str,
+) -> Profile:
+    """Run ``steps`` from ``start`` over the meta ``values`` (changed in place) and count
+    what they hold; stop at the first step whose meta call raises."""
+    ledger = Ledger(torch.Tensor, base)
+    for value in values:
+        ledger.hold(value)
+    peaks: list[int] = []
+    held: list[int] = []
+    peak = 0
+    at = start
+    for at in range(start, len(steps)):
+        if deadline is not None and time.monotonic() > deadline:
+            raise TimeLimitError(f"{what}: the time limit passed while its memory was planned")
+        fn, args, kwargs, store, free = steps[at]
+        try:
+            if kwargs:
+                result = fn(*[values[a] for a in args], **{k: values[s] for k, s in kwargs})
+            else:
+                result = fn(*[values[a] for a in args])
+        except Exception:
+            return Profile(start, at, peaks, held, ledger.live)
+        if store.__class__ is int:
+            values[store] = result
+            ledger.hold(result)
+        elif store is not None:
+            for slot, item in zip(store, result, strict=True):
+                values[slot] = item
+                ledger.hold(item)
+        held.append(ledger.live)
+        peak = max(peak, ledger.live)
+        peaks.append(peak)
+        for slot in free:
+            ledger.release(values[slot])
+            values[slot] = None
+    return Profile(start, len(steps), peaks, held, ledger.live)
+
+
+def held_bytes(torch: Any, values: list[Any], base: set[int]) -> int:
+    """The bytes of the distinct storages the slots hold, those in ``base`` excepted."""
+    ledger = Ledger(torch.Tensor, base)
+    for value in values:
+        ledger.hold(value)
+    return ledger.live
