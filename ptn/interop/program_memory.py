@@ -28,6 +28,7 @@ from __future__ import annotations
 import time
 from bisect import bisect_right
 from collections.abc import Iterator
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,7 +82,7 @@ def declared_bytes(meta: TensorMeta | None, dtypes: dict[int, Any]) -> int | Non
 class Ledger:
     """Live bytes of the storages the run created, counted by reference from slots."""
 
-    def __init__(self, tensor_type: type, base: set[int]) -> None:
+    def __init__(self, tensor_type: type, base: AbstractSet[int]) -> None:
         self.tensor_type = tensor_type
         self.base = base
         """Storages that exist before the call (inputs, constants, state): not counted."""
@@ -138,7 +139,7 @@ class Profile:
         return self.held[step - self.start]
 
 
-def to_meta(torch: Any, values: list[Any], base: set[int]) -> tuple[list[Any], set[int]]:
+def to_meta(torch: Any, values: list[Any], base: AbstractSet[int]) -> tuple[list[Any], set[int]]:
     """``values`` with every tensor as a meta tensor of the same dtype, sizes, strides and
     offset, over one meta storage per real storage (views stay views of one another); and
     the meta storages of the real ones in ``base``."""
@@ -211,7 +212,7 @@ def plan_memory(
     return Profile(start, len(steps), peaks, held, ledger.live)
 
 
-def held_bytes(torch: Any, values: list[Any], base: set[int]) -> int:
+def held_bytes(torch: Any, values: list[Any], base: AbstractSet[int]) -> int:
     """The bytes of the distinct storages the slots hold, those in ``base`` excepted."""
     ledger = Ledger(torch.Tensor, base)
     for value in values:

@@ -142,6 +142,8 @@ class Plan:
     """(slot, state tensor) of each BUFFER_MUTATION, in spec order."""
     input_updates: tuple[tuple[int, int], ...]
     """(slot, input position) of each USER_INPUT_MUTATION."""
+    updated_inputs: frozenset[int]
+    """The positions of the inputs that ``input_updates`` write."""
     meta_steps: list[Step]
     """``steps`` for the memory plan: devices turned to meta, write checks skipped."""
     read_only: ReadOnly
@@ -522,7 +524,8 @@ def compile_method(ctx: Context, method: Method, index: int) -> Plan:
     owned = frozenset(storage_id(t) for v in c.template for t in tensors_in(v, tensor))
     return Plan(
         method, c.template, inputs, _with(c.steps, frees), c.step_nodes, returned, buffers,
-        updates, _with(c.meta_steps, frees), c.read_only, owned,
+        updates, frozenset(p for _, p in updates), _with(c.meta_steps, frees), c.read_only,
+        owned,
     )  # fmt: skip
 
 

@@ -32,6 +32,7 @@ from functools import partial
 from typing import Any
 
 from ptn.core.errors import first_error
+from ptn.core.gcpause import gc_paused
 from ptn.interop.program_memory import (
     DEFAULT_MAX_MEMORY,
     Profile,
@@ -120,7 +121,6 @@ class ProgramRunner:
         time_limit: float | None = None,
     ) -> None:
         torch = torch_module()
-        vet(program)
         self.max_memory = _checked_cap(max_memory)
         self.time_limit = _checked_limit(time_limit)
         self._torch = torch
@@ -128,8 +128,10 @@ class ProgramRunner:
         ctx = Context(torch, Kernels(torch), dtypes(torch), enum_strings(torch), constants, {})
         self._ctx = ctx
         self._plans: dict[str, Plan] = {}
-        for i, method in enumerate(program.methods):
-            self._plans.setdefault(method.name, compile_method(ctx, method, i))
+        with gc_paused():  # 10^5 nodes make 10^6 objects, none of them garbage
+            vet(program)
+            for i, method in enumerate(program.methods):
+                self._plans.setdefault(method.name, compile_method(ctx, method, i))
 
     @property
     def methods(self) -> tuple[str, ...]:
@@ -194,7 +196,7 @@ class ProgramRunner:
             self._execute(plan, values, given, cap, deadline)
             results = tuple(values[r.slot] for r in plan.returned)
             self._check_outputs(plan, results)
-            results = self._detached(plan, inputs, results)  # before the state moves on
+            results = self._detached(plan, given, results)  # before the state moves on
             for slot, state in plan.buffer_updates:
                 new = values[slot]
                 if new is not state:
@@ -211,28 +213,30 @@ class ProgramRunner:
     # -- a call ----------------------------------------------------------------------------
 
     def _start(self, plan: Plan, inputs: tuple[Any, ...]) -> tuple[list[Any], set[int]]:
-        """The slots at the start of a call, and the storages that exist before it (inputs,
-        constants, state). Each input is an alias of its own, or a copy when the method
+        """The slots at the start of a call, and the storages of the inputs (the caller's,
+        and the copies). Each input is an alias of its own, or a copy when the method
         updates it; the others' storages are read-only for this call."""
         values = plan.template.copy()
-        updated = {position for _, position in plan.input_updates}
         read_only: dict[int, str] = {}
-        for k, (given, value) in enumerate(zip(plan.inputs, inputs, strict=True)):
-            if k in updated:
-                values[given.slot] = value.detach().clone()
+        given: set[int] = set()
+        for k, (i, value) in enumerate(zip(plan.inputs, inputs, strict=True)):
+            sid = storage_id(value)
+            given.add(sid)
+            if k in plan.updated_inputs:
+                values[i.slot] = copy = value.detach().clone()
+                given.add(storage_id(copy))
             else:
-                values[given.slot] = value.detach()
-                read_only[storage_id(value)] = f"user input {given.name!r}"
+                values[i.slot] = value.detach()
+                read_only[sid] = f"user input {i.name!r}"
         plan.read_only.inputs = read_only
-        existing = set(plan.owned)
-        existing.update(storage_id(values[i.slot]) for i in plan.inputs)
-        return values, existing
+        return values, given
 
     def _execute(
-        self, plan: Plan, values: list[Any], existing: set[int], cap: int, deadline: float | None
+        self, plan: Plan, values: list[Any], given: set[int], cap: int, deadline: float | None
     ) -> None:
         """Run the steps, each stretch of them after its memory is planned; a step whose
-        sizes depend on data is bounded by its declared outputs and measured after it."""
+        sizes depend on data is bounded by its declared outputs and measured after it.
+        ``given``: the storages of the inputs."""
         torch = self._torch
         at, profile = 0, self._profile(plan, values, deadline)
         while True:
@@ -256,6 +260,7 @@ class ProgramRunner:
                     f"({_RAISE})"
                 )
             _run_steps(plan, values, k, k + 1, deadline)
+            existing = plan.owned | given  # what the call did not create
             held = held_bytes(torch, values, existing)
             if held > cap:
                 raise MemoryLimitError(
@@ -271,9 +276,7 @@ class ProgramRunner:
 
     def _profile(self, plan: Plan, values: list[Any], deadline: float | None) -> Profile:
         """The memory plan from the first step for these inputs' shapes and strides."""
-        signature = tuple(
-            (tuple(values[i.slot].shape), tuple(values[i.slot].stride())) for i in plan.inputs
-        )
+        signature = tuple((values[i.slot].shape, values[i.slot].stride()) for i in plan.inputs)
         found = plan.profiles.pop(signature, None)
         if found is None:
             torch = self._torch
@@ -290,7 +293,8 @@ class ProgramRunner:
                 )
                 base.add(storage_id(t))
             where = f"method {plan.method.name!r}"
-            found = plan_memory(torch, plan.meta_steps, meta, 0, base, deadline, where)
+            with gc_paused():
+                found = plan_memory(torch, plan.meta_steps, meta, 0, base, deadline, where)
             while len(plan.profiles) >= _PROFILES_KEPT:
                 plan.profiles.pop(next(iter(plan.profiles)))
         plan.profiles[signature] = found
@@ -309,24 +313,27 @@ class ProgramRunner:
                 total += n
         return total
 
-    def _detached(
-        self, plan: Plan, inputs: tuple[Any, ...], results: tuple[Any, ...]
-    ) -> tuple[Any, ...]:
-        """The results, each tensor that shares storage with an input, a constant or the
-        state replaced by a copy: writing into an output never changes the model."""
+    def _detached(self, plan: Plan, given: set[int], results: tuple[Any, ...]) -> tuple[Any, ...]:
+        """The results, each tensor that shares storage with an input (``given``), a
+        constant or the state replaced by a copy: writing into an output never changes
+        the model or the caller's tensors."""
         tensor = self._torch.Tensor
-        kept = set(plan.owned)
-        kept.update(storage_id(x) for x in inputs)
+        owned = plan.owned
+
+        def kept(t: Any) -> bool:
+            sid = storage_id(t)
+            return sid in owned or sid in given
+
         out = []
         for value in results:
-            if isinstance(value, tensor) and storage_id(value) in kept:
-                value = value.clone()
+            if isinstance(value, tensor):
+                if kept(value):
+                    value = value.clone()
             elif isinstance(value, list | tuple) and any(
-                storage_id(t) in kept for t in tensors_in(value, tensor)
+                kept(t) for t in tensors_in(value, tensor)
             ):
                 value = type(value)(
-                    v.clone() if isinstance(v, tensor) and storage_id(v) in kept else v
-                    for v in value
+                    v.clone() if isinstance(v, tensor) and kept(v) else v for v in value
                 )
             out.append(value)
         return tuple(out)
