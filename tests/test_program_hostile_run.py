@@ -266,11 +266,13 @@ def test_a_write_through_a_hidden_alias_is_stopped_before_it_writes(
     runner = ptn.torch.load_program(path)
     x = torch.arange(4.0)
     kept_x, kept_w, state = x.clone(), runner.constants["w"].clone(), process_state()
+    versions = (x._version, runner.constants["w"]._version)  # each write counts one
     label = "user input 'x'" if target == "x" else "constant 'p_w' (data_key 'w')"
     with pytest.raises(ptn.torch.ProgramError, match=re.escape(f"storage of {label}")) as err:
         runner.forward(x)
     assert "node 'w' (torch.ops.aten.mul_.Scalar)" in str(err.value)
     assert torch.equal(x, kept_x) and torch.equal(runner.constants["w"], kept_w)
+    assert (x._version, runner.constants["w"]._version) == versions
     assert process_state() == state
     status, _, text = cli_run("run", str(path), "--random")
     assert status == 1 and "nothing was written" in text and "Traceback" not in text
@@ -1014,3 +1016,21 @@ def test_any_batch_within_the_bounds_runs_as_eager(batch: int, seed: int) -> Non
         (out,) = runner.forward(x)
         w, b = (torch.from_numpy(pkg.constants[k].copy()) for k in ("fc.weight", "fc.bias"))
     assert torch.equal(out, torch.nn.functional.linear(torch.relu(x).flatten(1), w, b))
+
+
+def test_inputs_and_constants_the_runner_cannot_take_are_clear_errors(tmp_path: Path) -> None:
+    path = hg.package(tmp_path / "k.ptn", hg.one_method([hg.relu_of_x()], hg.OUT, hg.OUT_META))
+    runner = ptn.torch.load_program(path)
+    for value, words in (
+        (torch.arange(4.0).to_sparse(), "is a torch.sparse_coo tensor on cpu; ptn runs dense"),
+        (torch.empty(4, device="meta"), "is a torch.strided tensor on meta; ptn runs dense"),
+    ):
+        with pytest.raises(ptn.torch.InputError, match=re.escape(words)):
+            runner.forward(value)
+    program, constants = lenient(path)
+    for bad, words in (
+        (hg.W4, "constant 'p_w' (data_key 'w') is a ndarray, not a torch.Tensor"),
+        (torch.from_numpy(hg.W4).to_sparse(), "is a torch.sparse_coo tensor: ptn runs over dense"),
+    ):
+        with pytest.raises(ptn.torch.ProgramError, match=re.escape(words)):
+            ptn.torch.ProgramRunner(program, {**constants, "w": bad})

@@ -238,6 +238,16 @@ class _Compiler:
             what = f"constant {c.name!r} (data_key {c.data_key!r})"
             if tensor is None:
                 raise ProgramError(f"{self.where()}{what} has no tensor")
+            torch = self.ctx.torch
+            if not isinstance(tensor, torch.Tensor):
+                raise ProgramError(
+                    f"{self.where()}{what} is a {type(tensor).__name__}, not a torch.Tensor"
+                )
+            if tensor.layout != torch.strided:
+                raise ProgramError(
+                    f"{self.where()}{what} is a {tensor.layout} tensor: ptn runs over dense "
+                    "tensors (torch.strided)"
+                )
             if c.meta.quant is not None:
                 if not isinstance(c.meta.quant, AffineGroup):
                     kind = type(c.meta.quant).__name__

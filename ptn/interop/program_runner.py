@@ -359,6 +359,11 @@ class ProgramRunner:
             what = f"method {name!r}: input {k} ({given.name!r})"
             if not isinstance(value, self._torch.Tensor):
                 raise InputError(f"{what} is a {type(value).__name__}, not a torch.Tensor")
+            if value.layout != self._torch.strided or value.device.type != "cpu":
+                raise InputError(
+                    f"{what} is a {value.layout} tensor on {value.device}; ptn runs dense "
+                    "(torch.strided) tensors on the cpu"
+                )
             problem = _mismatch(given.meta, given.dtype, value)
             if problem:
                 raise InputError(f"{what} {problem}")
