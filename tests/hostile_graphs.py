@@ -259,6 +259,20 @@ def chain(n: int) -> Plain:
     return one_method(nodes, [(f"v{n - 1}", "USER_OUTPUT", "")])
 
 
+def selections(n: int) -> Plain:
+    """``n`` boolean selections in a row, each of the one before (``v[v > -1]``): ``2 n``
+    call nodes, ``n`` of them with sizes that depend on data. out = x when x > -1."""
+    nodes: list[Plain] = []
+    last = "x"
+    for i in range(n):
+        mask = ("OptionalTensorListArg", {"names": [f"m{i}"], "has_value": [True]})
+        nodes.append(call(f"m{i}", "gt.Scalar", [("self", tensor(last)), ("other", integer(-1))]))
+        nodes.append(call(f"v{i}", "index.Tensor", [("self", tensor(last)), ("indices", mask)]))
+        last = f"v{i}"
+    values = {f"v{i}": meta("FLOAT", (0, 4)) for i in range(n)}
+    return one_method(nodes, [(last, "USER_OUTPUT", "")], values)
+
+
 def package(path: Path, m: Plain) -> Path:
     return saved(path, [m], CONSTANTS)
 

@@ -472,8 +472,9 @@ def data_dependent(selected: dict[str, Any]) -> dict[str, Any]:
 
 def test_sizes_that_depend_on_data_are_planned_when_they_are_known(tmp_path: Path) -> None:
     """The boolean selection has no meta kernel: the plan stops before it. Its declared
-    bound is checked before it runs, what it held after, and the rest is planned from the
-    selected size before the next node allocates."""
+    bound is checked before it runs, what is held right after it (the selection and its
+    mask: 4.88 KiB of 1,000 elements), and the rest is planned from the selected size
+    before the next node allocates. Such a plan depends on data: none is kept."""
     bounded = ptn.torch.load_program(
         saved(tmp_path / "b.ptn", [data_dependent(meta("FLOAT", (0, 1000)))])
     )
@@ -490,6 +491,7 @@ def test_sizes_that_depend_on_data_are_planned_when_they_are_known(tmp_path: Pat
         )
         assert "to 3.81 MiB, past its memory cap of 2.86 MiB" in str(err.value)
         assert runner.forward(torch.ones(2), max_memory=3_000_000)[0] == 2 * 250_000
+        assert runner._plans["forward"].profiles == {}
     with pytest.raises(
         ptn.torch.MemoryLimitError,
         match=r"node 'sel' .* sizes the graph declares for its outputs \(3.91 KiB\)",
@@ -497,7 +499,7 @@ def test_sizes_that_depend_on_data_are_planned_when_they_are_known(tmp_path: Pat
         bounded.forward(torch.ones(1000), max_memory=3000)
     with pytest.raises(
         ptn.torch.MemoryLimitError,
-        match=r"node 'sel' .* computed sizes from tensor data that bring .* to 3.91 KiB.*after it",
+        match=r"node 'sel' .* computed sizes from tensor data that bring .* to 4.88 KiB.*after it",
     ):
         unbounded.forward(torch.ones(1000), max_memory=3000)
 
@@ -657,20 +659,24 @@ def test_validation_planning_and_running_do_work_in_proportion_to_the_nodes(
     tmp_path: Path,
 ) -> None:
     """The Python calls of validate, load_program and the first run (the memory plan
-    included) on 1,000 and 10,000 nodes: 10 times the nodes, at most 10.5 times the calls
-    (a quadratic walk would make 100 times)."""
-    counts = []
-    for n in (1_000, 10_000):
-        path = hg.package(tmp_path / f"n{n}.ptn", hg.chain(n))
-        x = torch.arange(4.0)
+    included) on 1,000 and 10,000 nodes, and on 100 and 1,000 selections whose sizes depend
+    on data (each stops the plan, which the call continues after it): 10 times the nodes,
+    at most 10.5 times the calls (a quadratic walk would make 100 times)."""
+    for name, build, sizes in (("chain", hg.chain, (1_000, 10_000)),
+                               ("selections", hg.selections, (100, 1_000))):  # fmt: skip
+        counts = []
+        for n in sizes:
+            path = hg.package(tmp_path / f"{name}{n}.ptn", build(n))
+            x = torch.arange(4.0)
 
-        def work(path: Path = path, x: Any = x) -> None:
-            ptn.validate(path)
-            ptn.torch.load_program(path).forward(x)
+            def work(path: Path = path, x: Any = x) -> None:
+                ptn.validate(path)
+                (out,) = ptn.torch.load_program(path).forward(x)
+                assert torch.equal(out, x)
 
-        work()  # imports and caches first
-        counts.append(python_calls(work))
-    assert counts[1] < 10.5 * counts[0], counts
+            work()  # imports and caches first
+            counts.append(python_calls(work))
+        assert counts[1] < 10.5 * counts[0], (name, counts)
 
 
 # -- the table, and nothing but the table --------------------------------------------------------

@@ -13,9 +13,10 @@ node runs, with an error naming the node at which it would pass.
 
 A step whose meta call fails has results whose sizes depend on tensor data (a boolean
 mask's selection) or is an operator failing on these shapes: the plan stops there. The
-run executes up to that node, bounds it by the sizes the graph declares for its outputs
-when they are bounded, runs it, measures what is held after it, and plans the rest from
-the values it now has (uncached: they depend on data).
+call runs up to that node, bounds it by the sizes the graph declares for its outputs
+when they are bounded, runs it, takes its results' real sizes into the meta run
+(``MetaRun.adopt``) and plans on from there: each step is planned once per call, however
+many such nodes there are. Such a plan depends on data, and is not kept for later calls.
 
 What is counted is what the graph holds between nodes; memory an operator uses inside
 one call (a convolution's unfolded input, a matrix product's workspace) is not, and the
@@ -139,82 +140,115 @@ class Profile:
         return self.held[step - self.start]
 
 
+def _meta_of(torch: Any, t: Any, storages: dict[int, Any]) -> Any:
+    """A meta tensor with ``t``'s dtype, sizes, strides and offset, over the meta storage
+    ``storages`` maps ``t``'s storage to (a new one of its size, recorded, if none)."""
+    storage = t.untyped_storage()
+    sid = int(storage._cdata)
+    found = storages.get(sid)
+    if found is None:
+        found = storages[sid] = torch.UntypedStorage(int(storage.nbytes()), device="meta")
+    out = torch.empty((0,), dtype=t.dtype, device="meta")
+    return out.set_(found, t.storage_offset(), t.size(), t.stride())
+
+
 def to_meta(torch: Any, values: list[Any], base: AbstractSet[int]) -> tuple[list[Any], set[int]]:
     """``values`` with every tensor as a meta tensor of the same dtype, sizes, strides and
     offset, over one meta storage per real storage (views stay views of one another); and
     the meta storages of the real ones in ``base``."""
     tensor_type = torch.Tensor
     storages: dict[int, Any] = {}
-
-    def meta(t: Any) -> Any:
-        storage = t.untyped_storage()
-        sid = int(storage._cdata)
-        found = storages.get(sid)
-        if found is None:
-            found = storages[sid] = torch.UntypedStorage(int(storage.nbytes()), device="meta")
-        out = torch.empty((0,), dtype=t.dtype, device="meta")
-        return out.set_(found, t.storage_offset(), t.size(), t.stride())
-
     out: list[Any] = []
     for value in values:
         if isinstance(value, tensor_type):
-            out.append(meta(value))
+            out.append(_meta_of(torch, value, storages))
         elif isinstance(value, list | tuple) and any(isinstance(v, tensor_type) for v in value):
-            items = [meta(v) if isinstance(v, tensor_type) else v for v in value]
+            items = [_meta_of(torch, v, storages) if isinstance(v, tensor_type) else v
+                     for v in value]  # fmt: skip
             out.append(items if isinstance(value, list) else tuple(items))
         else:
             out.append(value)
     return out, {int(storages[sid]._cdata) for sid in base if sid in storages}
 
 
-def plan_memory(
-    torch: Any,
-    steps: list[Any],
-    values: list[Any],
-    start: int,
-    base: set[int],
-    deadline: float | None,
-    what: str,
-) -> Profile:
-    """Run ``steps`` from ``start`` over the meta ``values`` (changed in place) and count
-    what they hold; stop at the first step whose meta call raises."""
-    ledger = Ledger(torch.Tensor, base)
-    for value in values:
-        ledger.hold(value)
-    peaks: list[int] = []
-    held: list[int] = []
-    peak = 0
-    at = start
-    for at in range(start, len(steps)):
-        if deadline is not None and time.monotonic() > deadline:
-            raise TimeLimitError(f"{what}: the time limit passed while its memory was planned")
-        fn, args, kwargs, store, free = steps[at]
-        try:
-            if kwargs:
-                result = fn(*[values[a] for a in args], **{k: values[s] for k, s in kwargs})
-            else:
-                result = fn(*[values[a] for a in args])
-        except Exception:
-            return Profile(start, at, peaks, held, ledger.live)
+class MetaRun:
+    """The steps of one call run on the meta device, stretch by stretch, with the ledger
+    of what they hold. ``values``: the slots as meta tensors (changed in place); ``base``:
+    the meta storages that exist before the call."""
+
+    def __init__(
+        self, torch: Any, steps: list[Any], values: list[Any], base: set[int], what: str
+    ) -> None:
+        self.torch = torch
+        self.steps = steps
+        self.values = values
+        self.what = what
+        self.ledger = Ledger(torch.Tensor, base)
+        for value in values:
+            self.ledger.hold(value)
+
+    def plan(self, start: int, deadline: float | None) -> Profile:
+        """Run the steps from ``start`` and count what they hold; stop before the first
+        step whose meta call raises (its sizes depend on data, or it fails)."""
+        values, ledger = self.values, self.ledger
+        peaks: list[int] = []
+        held: list[int] = []
+        peak = 0
+        for at in range(start, len(self.steps)):
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeLimitError(
+                    f"{self.what}: the time limit passed while its memory was planned"
+                )
+            fn, args, kwargs, store, free = self.steps[at]
+            try:
+                if kwargs:
+                    result = fn(*[values[a] for a in args], **{k: values[s] for k, s in kwargs})
+                else:
+                    result = fn(*[values[a] for a in args])
+            except Exception:
+                return Profile(start, at, peaks, held, ledger.live)
+            self._store(store, result)
+            held.append(ledger.live)
+            peak = max(peak, ledger.live)
+            peaks.append(peak)
+            self._free(free)
+        return Profile(start, len(self.steps), peaks, held, ledger.live)
+
+    def adopt(self, step: int, real: list[Any]) -> int:
+        """Take the results of ``step``, which ran for real (``real``: the call's slots), as
+        meta tensors of their real sizes (a view of one of its arguments stays a view of
+        that argument's meta storage); the bytes held right after it."""
+        torch = self.torch
+        _, args, kwargs, store, free = self.steps[step]
+        storages: dict[int, Any] = {}
+        for slot in (*args, *(s for _, s in kwargs)):
+            for r, m in zip(
+                tensors_in(real[slot], torch.Tensor),
+                tensors_in(self.values[slot], torch.Tensor),
+                strict=False,
+            ):
+                storages[storage_id(r)] = m.untyped_storage()
+        slots = (store,) if store.__class__ is int else store or ()
+        for slot in slots:
+            value = real[slot]
+            items = [_meta_of(torch, t, storages) if isinstance(t, torch.Tensor) else t
+                     for t in (value if isinstance(value, list | tuple) else (value,))]  # fmt: skip
+            self.values[slot] = items if isinstance(value, list | tuple) else items[0]
+            self.ledger.hold(self.values[slot])
+        held = self.ledger.live
+        self._free(free)
+        return held
+
+    def _store(self, store: Any, result: Any) -> None:
         if store.__class__ is int:
-            values[store] = result
-            ledger.hold(result)
+            self.values[store] = result
+            self.ledger.hold(result)
         elif store is not None:
             for slot, item in zip(store, result, strict=True):
-                values[slot] = item
-                ledger.hold(item)
-        held.append(ledger.live)
-        peak = max(peak, ledger.live)
-        peaks.append(peak)
+                self.values[slot] = item
+                self.ledger.hold(item)
+
+    def _free(self, free: tuple[int, ...]) -> None:
         for slot in free:
-            ledger.release(values[slot])
-            values[slot] = None
-    return Profile(start, len(steps), peaks, held, ledger.live)
-
-
-def held_bytes(torch: Any, values: list[Any], base: AbstractSet[int]) -> int:
-    """The bytes of the distinct storages the slots hold, those in ``base`` excepted."""
-    ledger = Ledger(torch.Tensor, base)
-    for value in values:
-        ledger.hold(value)
-    return ledger.live
+            self.ledger.release(self.values[slot])
+            self.values[slot] = None

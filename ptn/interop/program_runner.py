@@ -35,10 +35,9 @@ from ptn.core.errors import first_error
 from ptn.core.gcpause import gc_paused
 from ptn.interop.program_memory import (
     DEFAULT_MAX_MEMORY,
+    MetaRun,
     Profile,
     declared_bytes,
-    held_bytes,
-    plan_memory,
     size_text,
     storage_id,
     tensors_in,
@@ -193,7 +192,7 @@ class ProgramRunner:
         torch.set_grad_enabled(False)
         try:
             values, given = self._start(plan, inputs)
-            self._execute(plan, values, given, cap, deadline)
+            self._execute(plan, values, cap, deadline)
             results = tuple(values[r.slot] for r in plan.returned)
             self._check_outputs(plan, results)
             results = self._detached(plan, given, results)  # before the state moves on
@@ -231,14 +230,11 @@ class ProgramRunner:
         plan.read_only.inputs = read_only
         return values, given
 
-    def _execute(
-        self, plan: Plan, values: list[Any], given: set[int], cap: int, deadline: float | None
-    ) -> None:
+    def _execute(self, plan: Plan, values: list[Any], cap: int, deadline: float | None) -> None:
         """Run the steps, each stretch of them after its memory is planned; a step whose
-        sizes depend on data is bounded by its declared outputs and measured after it.
-        ``given``: the storages of the inputs."""
-        torch = self._torch
-        at, profile = 0, self._profile(plan, values, deadline)
+        sizes depend on data is bounded by its declared outputs, and measured after it
+        before the rest is planned."""
+        at, (profile, run) = 0, self._profile(plan, values, deadline)
         while True:
             over = profile.first_over(cap)
             if over is not None:
@@ -251,6 +247,7 @@ class ProgramRunner:
             k = profile.stop
             if k == len(plan.steps):
                 return
+            assert run is not None  # only a plan of every step is kept for later calls
             bound = self._declared(plan, k)
             if bound is not None and profile.live_end + bound > cap:
                 raise MemoryLimitError(
@@ -260,45 +257,49 @@ class ProgramRunner:
                     f"({_RAISE})"
                 )
             _run_steps(plan, values, k, k + 1, deadline)
-            existing = plan.owned | given  # what the call did not create
-            held = held_bytes(torch, values, existing)
+            held = run.adopt(k, values)
             if held > cap:
                 raise MemoryLimitError(
                     f"{_node(plan, k)} computed sizes from tensor data that bring the "
                     f"intermediate tensors the call holds to {size_text(held)}, past its "
-                    f"memory cap of {size_text(cap)} ({_RAISE}); the call stopped "
-                    "after it"
+                    f"memory cap of {size_text(cap)} ({_RAISE}); the call stopped after it"
                 )
-            meta, base = to_meta(torch, values, existing)
-            where = f"method {plan.method.name!r}"
             at = k + 1
-            profile = plan_memory(torch, plan.meta_steps, meta, at, base, deadline, where)
+            with gc_paused():
+                profile = run.plan(at, deadline)
 
-    def _profile(self, plan: Plan, values: list[Any], deadline: float | None) -> Profile:
-        """The memory plan from the first step for these inputs' shapes and strides."""
+    def _profile(
+        self, plan: Plan, values: list[Any], deadline: float | None
+    ) -> tuple[Profile, MetaRun | None]:
+        """The memory plan from the first step for these inputs' shapes and strides: kept
+        for later calls when it covers every step; otherwise with the meta run that made
+        it, which the call continues past the steps whose sizes depend on data."""
         signature = tuple((values[i.slot].shape, values[i.slot].stride()) for i in plan.inputs)
         found = plan.profiles.pop(signature, None)
-        if found is None:
-            torch = self._torch
-            if plan.meta_template is None:
-                owned = set(plan.owned)
-                plan.meta_template = to_meta(torch, plan.template, owned)
-            template, base = plan.meta_template
-            meta = template.copy()
-            base = set(base)
-            for i in plan.inputs:
-                real = values[i.slot]
-                meta[i.slot] = t = torch.empty_strided(
-                    real.shape, real.stride(), dtype=real.dtype, device="meta"
-                )
-                base.add(storage_id(t))
-            where = f"method {plan.method.name!r}"
-            with gc_paused():
-                found = plan_memory(torch, plan.meta_steps, meta, 0, base, deadline, where)
-            while len(plan.profiles) >= _PROFILES_KEPT:
-                plan.profiles.pop(next(iter(plan.profiles)))
-        plan.profiles[signature] = found
-        return found
+        if found is not None:
+            plan.profiles[signature] = found  # the most recent last
+            return found, None
+        torch = self._torch
+        if plan.meta_template is None:
+            plan.meta_template = to_meta(torch, plan.template, plan.owned)
+        template, base = plan.meta_template
+        meta = template.copy()
+        base = set(base)
+        for i in plan.inputs:
+            real = values[i.slot]
+            meta[i.slot] = t = torch.empty_strided(
+                real.shape, real.stride(), dtype=real.dtype, device="meta"
+            )
+            base.add(storage_id(t))
+        run = MetaRun(torch, plan.meta_steps, meta, base, f"method {plan.method.name!r}")
+        with gc_paused():
+            profile = run.plan(0, deadline)
+        if profile.stop < len(plan.steps):
+            return profile, run
+        while len(plan.profiles) >= _PROFILES_KEPT:
+            plan.profiles.pop(next(iter(plan.profiles)))
+        plan.profiles[signature] = profile
+        return profile, None
 
     def _declared(self, plan: Plan, step: int) -> int | None:
         """The most bytes the outputs of the step's node may hold by the graph's tensor
