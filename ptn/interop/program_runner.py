@@ -212,9 +212,9 @@ class ProgramRunner:
     # -- a call ----------------------------------------------------------------------------
 
     def _start(self, plan: Plan, inputs: tuple[Any, ...]) -> tuple[list[Any], set[int]]:
-        """The slots at the start of a call, and the storages of the inputs (the caller's,
-        and the copies). Each input is an alias of its own, or a copy when the method
-        updates it; the others' storages are read-only for this call."""
+        """The slots at the start of a call, and the storages of the caller's inputs. Each
+        input is an alias of its own, or a copy when the method updates it; the others'
+        storages are read-only for this call."""
         values = plan.template.copy()
         read_only: dict[int, str] = {}
         given: set[int] = set()
@@ -222,8 +222,7 @@ class ProgramRunner:
             sid = storage_id(value)
             given.add(sid)
             if k in plan.updated_inputs:
-                values[i.slot] = copy = value.detach().clone()
-                given.add(storage_id(copy))
+                values[i.slot] = value.detach().clone()
             else:
                 values[i.slot] = value.detach()
                 read_only[sid] = f"user input {i.name!r}"
