@@ -40,7 +40,6 @@ from ptn.interop.program_memory import (
     declared_bytes,
     size_text,
     storage_id,
-    tensors_in,
     to_meta,
 )
 from ptn.interop.program_plan import Context, Plan, compile_method
@@ -317,23 +316,19 @@ class ProgramRunner:
         """The results, each tensor that shares storage with an input (``given``), a
         constant or the state replaced by a copy: writing into an output never changes
         the model or the caller's tensors."""
-        tensor = self._torch.Tensor
-        owned = plan.owned
-
-        def kept(t: Any) -> bool:
-            sid = storage_id(t)
-            return sid in owned or sid in given
-
+        tensor, owned = self._torch.Tensor, plan.owned
         out = []
         for value in results:
             if isinstance(value, tensor):
-                if kept(value):
+                sid = storage_id(value)
+                if sid in owned or sid in given:
                     value = value.clone()
-            elif isinstance(value, list | tuple) and any(
-                kept(t) for t in tensors_in(value, tensor)
-            ):
+            elif isinstance(value, list | tuple):
                 value = type(value)(
-                    v.clone() if isinstance(v, tensor) and kept(v) else v for v in value
+                    v.clone()
+                    if isinstance(v, tensor) and (storage_id(v) in owned or storage_id(v) in given)
+                    else v
+                    for v in value
                 )
             out.append(value)
         return tuple(out)
@@ -371,18 +366,18 @@ class ProgramRunner:
     def _check_outputs(self, plan: Plan, results: tuple[Any, ...]) -> None:
         tensor = self._torch.Tensor
         for k, (r, value) in enumerate(zip(plan.returned, results, strict=True)):
-            what = f"method {plan.method.name!r}: output {k} ({r.name!r})"
             if isinstance(value, tensor):
-                if r.meta is not None:
-                    problem = _mismatch(r.meta, self._ctx.dtypes.get(r.meta.dtype), value)
-                    if problem:
-                        raise OutputError(f"{what} {problem}")
+                if r.meta is None:
+                    continue
+                problem = _mismatch(r.meta, self._ctx.dtypes.get(r.meta.dtype), value)
             elif r.meta is not None:
-                raise OutputError(
-                    f"{what} is {_kind(value)}; the graph declares a tensor {r.meta.describe()}"
-                )
+                problem = f"is {_kind(value)}; the graph declares a tensor {r.meta.describe()}"
             elif not _returnable(value, tensor):
-                raise OutputError(f"{what} is {_kind(value)}, which ptn does not return")
+                problem = f"is {_kind(value)}, which ptn does not return"
+            else:
+                continue
+            if problem:
+                raise OutputError(f"method {plan.method.name!r}: output {k} ({r.name!r}) {problem}")
 
     def __getattr__(self, name: str) -> Callable[..., tuple[Any, ...]]:
         """A method by name, where the name is an identifier: ``runner.forward(x)``."""
