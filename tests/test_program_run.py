@@ -166,3 +166,22 @@ def test_input_mutation_follows_the_program_not_eager() -> None:
     assert torch.equal(x, kept)
     same(new_x, io["forward/call0/output0"])
     same(result, io["forward/call0/output1"])
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_every_real_export_is_planned_whole_and_small(name: str) -> None:
+    """The memory plan of every method of every real export covers all its steps (no size
+    depends on data) before the first node runs, and holds at most 9 KiB between two
+    nodes (docs/run.md); the process state is as it was after the calls."""
+    io, order = reference(name)
+    runner = ptn.torch.load_program(REAL / f"{name}.ptn", max_memory=9 * 1024)
+    state = (torch.is_grad_enabled(), torch.get_num_threads(), torch.get_rng_state())
+    for prefix in order:
+        method = prefix.split("/")[0]
+        runner.run(method, *numbered(io, prefix, "input"))
+        plan = runner._plans[method]
+        for profile in plan.profiles.values():
+            assert profile.start == 0 and profile.stop == len(plan.steps)
+            assert len(profile.held) == len(plan.steps)
+    assert state[:2] == (torch.is_grad_enabled(), torch.get_num_threads())
+    assert torch.equal(state[2], torch.get_rng_state())
