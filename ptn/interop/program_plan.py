@@ -12,8 +12,9 @@ Two more things are made here. An operator that writes an argument in place (the
 table's ``Tensor(a!)``) is preceded by a step that refuses, when the call runs, a value
 living in a user input the method does not update or in a constant it does not mutate:
 validation refuses such writes by the table's alias sets (``ptg-undeclared-mutation``),
-and this check holds where an operator returns its input's storage without its schema
-saying so (``type_as`` of a tensor already of that type). And ``Plan.meta_steps`` are
+and this check holds should the table miss an operator that returns its input's storage
+without torch's schema saying so (it marks ``type_as``, ``_unsafe_view`` and ``einsum``).
+And ``Plan.meta_steps`` are
 the same steps with each ``device`` argument turned to torch's meta device, for the
 memory plan (ptn.interop.program_memory).
 """

@@ -188,7 +188,11 @@ class ProgramRunner:
         self._check_inputs(plan, inputs)
         torch = self._torch
         grad, threads = torch.is_grad_enabled(), torch.get_num_threads()
+        dtype = torch.get_default_dtype()
         torch.set_grad_enabled(False)
+        # A factory given no dtype makes the default one: float32, as the program was
+        # exported with, whatever the caller set (restored below).
+        torch.set_default_dtype(torch.float32)
         try:
             values, given = self._start(plan, inputs)
             self._execute(plan, values, cap, deadline)
@@ -205,6 +209,7 @@ class ProgramRunner:
         finally:
             plan.read_only.inputs = {}
             torch.set_grad_enabled(grad)
+            torch.set_default_dtype(dtype)
             if torch.get_num_threads() != threads:
                 torch.set_num_threads(threads)
 
