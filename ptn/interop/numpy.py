@@ -33,12 +33,15 @@ def save_file(
     tensors: Mapping[str, np.ndarray],
     path: str | os.PathLike[str],
     *,
-    program: bytes | bytearray | memoryview,
+    program: bytes | bytearray | memoryview | None = None,
     metadata: Mapping[str, Any] | Metadata | PtnMetadata | None = None,
     mutable_keys: Iterable[str] | None = None,
 ) -> None:
     """Write numpy arrays as a package, like safetensors' ``save_file`` plus the program.
 
+    ``program`` (program.ptg's bytes) is required, as a keyword: without it, a TypeError
+    says why a package needs one and how to get it (``ptn.executorch.save`` writes an
+    ExecuTorch export's program and constants in one call).
     ``ptn.save`` does the work: same validation, deduplication and atomic write. The
     program says which constants are mutable (never deduplicated) and which it binds:
     constants that contradict it raise ``PtnError`` before anything is written, and a
