@@ -75,6 +75,7 @@ def test_validate_directory_json_matches_report_schema(mixed: Path) -> None:
         "files": 4,
         "valid": 2,
         "invalid": 2,
+        "unchecked": 0,
         "errors": report["summary"]["errors"],
         "warnings": 0,
     }
@@ -485,7 +486,13 @@ def test_validate_json_reports_missing_paths_in_the_document(tmp_path: Path) -> 
     for missing in (tmp_path / "nope.ptn", tmp_path / "empty"):
         entry = by_path[str(missing)]
         assert not entry["valid"] and [f["rule"] for f in entry["findings"]] == ["ptn-io-error"]
-    assert report["summary"]["files"] == 3 and report["summary"]["invalid"] == 2
+    summary = report["summary"]  # a path not read is not checked, never invalid (exit 2)
+    assert (summary["files"], summary["valid"], summary["invalid"], summary["unchecked"]) == (
+        3,
+        1,
+        0,
+        2,
+    )
     assert "no such file" in proc.stderr  # and people still read why on stderr
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from ptn import SPEC_VERSION, __version__
 from ptn.cli.links import rule_url
-from ptn.core.errors import Finding
+from ptn.core.errors import Finding, verdict
 
 
 def safe(text: str | None) -> str:
@@ -48,11 +48,14 @@ def is_valid(findings: Sequence[Finding]) -> bool:
 
 
 def summary(results: Sequence[tuple[str, list[Finding]]]) -> dict[str, int]:
-    valid = sum(is_valid(f) for _, f in results)
+    """The counts of schema/report.schema.json: a file not checked (``ptn-io-error``,
+    ``ptn-internal-error``: exit 2) is ``unchecked``, never ``invalid``."""
+    verdicts = [verdict(f) for _, f in results]
     return {
         "files": len(results),
-        "valid": valid,
-        "invalid": len(results) - valid,
+        "valid": verdicts.count("valid"),
+        "invalid": verdicts.count("invalid"),
+        "unchecked": verdicts.count("unchecked"),
         "errors": sum(1 for _, fs in results for f in fs if f.severity == "error"),
         "warnings": sum(1 for _, fs in results for f in fs if f.severity == "warning"),
     }
@@ -97,8 +100,9 @@ def text_report(results: Sequence[tuple[str, list[Finding]]], colour: bool) -> s
     """Findings, the summary, then where each rule found is explained (once per rule)."""
     lines = [finding_line(path, f, colour) for path, fs in results for f in fs]
     s = summary(results)
+    unchecked = f", {s['unchecked']} not checked" if s["unchecked"] else ""
     lines.append(
-        f"{count(s['files'], 'file')}: {s['valid']} valid, {s['invalid']} invalid "
+        f"{count(s['files'], 'file')}: {s['valid']} valid, {s['invalid']} invalid{unchecked} "
         f"({count(s['errors'], 'error')}, {count(s['warnings'], 'warning')})"
     )
     rules = dict.fromkeys(f.rule for _, fs in results for f in fs)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ptn.package.read import load
-from ptn.package.write import save_package, warn_saved
+from ptn.package.write import NO_PROGRAM, save_package, warn_saved
 
 if TYPE_CHECKING:
     from ptn.metadata.document import Metadata
@@ -50,7 +50,15 @@ def save_file(
     can, it must name exactly the keys the program mutates (``ptg-mutable-keys-mismatch``).
     """
     check_tensors(tensors, np.ndarray, "numpy.ndarray", "ptn.torch.save_file takes torch tensors")
-    warn_saved(save_package(path, program, tensors, metadata, mutable_keys), stacklevel=3)
+    found = save_package(path, given(program), tensors, metadata, mutable_keys)
+    warn_saved(found, stacklevel=3)
+
+
+def given(program: bytes | bytearray | memoryview | None) -> bytes | bytearray | memoryview:
+    """``save_file``'s program; without one, a TypeError that says why a package needs it."""
+    if program is None:
+        raise TypeError(NO_PROGRAM)
+    return program
 
 
 def check_tensors(tensors: object, kind: type, kind_name: str, other: str) -> None:

@@ -10,7 +10,7 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ptn.interop.numpy import check_tensors
+from ptn.interop.numpy import check_tensors, given
 from ptn.package.read import load
 from ptn.package.write import save_package, warn_saved
 from ptn.safetensors.frameworks import to_numpy, to_torch, torch_module
@@ -60,4 +60,5 @@ def save_file(
     check_tensors(
         tensors, torch_module().Tensor, "torch.Tensor", "ptn.numpy.save_file takes arrays"
     )
-    warn_saved(save_package(path, program, tensors, metadata, mutable_keys), stacklevel=3)
+    found = save_package(path, given(program), tensors, metadata, mutable_keys)
+    warn_saved(found, stacklevel=3)
