@@ -68,7 +68,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=lambda item: item.name == LAST)
     modules = {Path(str(item.fspath)).name for item in items}
     every = {p.name for p in Path(__file__).parent.glob("test_*.py")}
-    config.stash[WHOLE_SUITE] = modules == every and not config.option.keyword
+    whole = not config.option.keyword and not config.option.markexpr  # -m "not slow": not
+    config.stash[WHOLE_SUITE] = modules == every and whole
 
 
 def _is_property(item: pytest.Item) -> bool:

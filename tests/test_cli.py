@@ -332,6 +332,7 @@ def test_inspect_text_and_json() -> None:
     assert ptn_cli("inspect", str(BAD)).returncode == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("literal", "kind"),
     [("8192", "int"), ("1.0", "float"), ("true", "bool"), ('"tiny"', "str"),
@@ -354,6 +355,7 @@ def test_metadata_set_get_round_trips_every_kind(tmp_path: Path, literal: str, k
     assert ptn.validate(path, deep=True).valid
 
 
+@pytest.mark.slow
 def test_failing_metadata_set_leaves_package_identical(tmp_path: Path) -> None:
     path = tmp_path / "m.ptn"
     shutil.copy(TINY, path)
@@ -424,6 +426,7 @@ def test_metadata_get_and_inspect_show_json_literals(tmp_path: Path) -> None:
     assert "true" in flag_row and "True" not in flag_row
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("item", "suggestion"),
     [("name=tiny", """'name="tiny"'"""), ("general.name=tiny llm", """'general.name="tiny llm"'"""),

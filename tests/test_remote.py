@@ -72,6 +72,7 @@ def test_corpus_verdicts_equal_local(tmp_path: Path, base: str, name: str) -> No
     _same_verdicts(path, f"{base}/ok/{served}")
 
 
+@pytest.mark.slow
 @settings(
     max_examples=200,
     deadline=None,

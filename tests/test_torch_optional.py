@@ -29,6 +29,7 @@ def test_validation_and_the_cli_import_neither_numpy_nor_pydantic() -> None:
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+@pytest.mark.slow
 def test_validate_load_and_cli_never_import_torch() -> None:
     """TINY's program has no call node: deep validation has no operator to check."""
     code = (
@@ -43,6 +44,7 @@ def test_validate_load_and_cli_never_import_torch() -> None:
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed (optional)")
 def test_only_deep_validation_of_call_nodes_imports_torch(tmp_path: Path) -> None:
     """Checking a call node's operator needs ATen's schemas, from torch: deep validation of

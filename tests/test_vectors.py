@@ -31,6 +31,7 @@ def test_manifest_lists_exactly_the_files() -> None:
         assert (case["verdict"] == "invalid") == ("rule" in case)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lang", sorted(LANGUAGES))
 def test_runner_matches_manifest(lang: str) -> None:
     files = [str(VECTORS / rel) for rel in MANIFEST]

@@ -20,6 +20,8 @@ import pytest
 
 import ptn
 
+pytestmark = pytest.mark.slow  # builds the wheel in a fresh venv (pip's isolated build, C++)
+
 REPO = Path(__file__).resolve().parent.parent
 LLM_FULL = REPO / "tests" / "vectors" / "metadata" / "valid" / "llm_full.json"
 STRICT = ("-std=c++17", "-Wall", "-Wextra", "-Werror", "-Wpedantic", "-Wshadow", "-Wconversion")
