@@ -8,6 +8,7 @@ set) a missing toolchain fails them instead (.ci/install-bindings.sh installs bo
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import subprocess
@@ -157,3 +158,42 @@ def test_docs_show_the_java_example_and_it_prints_what_they_say(
     out = _run([java, "-cp", str(classes), str(example), str(REPO / "examples" / "tiny-llm.ptn")])
     assert out == "eos [2, 3]\nwindows [64, 0]\n"
     assert "eos [2, 3]` and `windows [64, 0]`" in docs
+
+
+SHA_PROBE = """
+import dev.ptn.PackageSource;
+import dev.ptn.Packages;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+
+public class ShaProbe {
+  public static void main(String[] args) throws Exception {
+    for (String arg : args) {
+      try (FileChannel channel = FileChannel.open(Path.of(arg), StandardOpenOption.READ)) {
+        String mapped = Packages.sha256(PackageSource.map(channel));
+        System.out.println(Packages.sha256(Path.of(arg)) + " " + mapped);
+      }
+    }
+  }
+}
+"""
+
+
+def test_packages_sha256_is_the_files(jdk: tuple[str, str], tmp_path: Path) -> None:
+    """Packages.sha256, from a path and from a mapped source, is hashlib's SHA-256 of the whole
+    file: the examples, an empty file, and one of 3 MiB + 1 byte (over the 1 MiB pieces)."""
+    files = sorted((REPO / "examples").glob("*.ptn"))
+    files.append(tmp_path / "empty.bin")
+    files[-1].write_bytes(b"")
+    files.append(tmp_path / "large.bin")
+    files[-1].write_bytes(bytes(range(256)) * (3 * 4096) + b"x")
+    javac, java = jdk
+    classes = tmp_path / "classes"
+    probe = tmp_path / "ShaProbe.java"
+    probe.write_text(SHA_PROBE, encoding="utf-8")
+    sources = sorted((JAVA_DIR / "src" / "main" / "java").rglob("*.java"))
+    _run([javac, "--release", JAVA_RELEASE, "-d", str(classes), *map(str, sources), str(probe)])
+    out = _run([java, "-cp", str(classes), "ShaProbe", *map(str, files)]).splitlines()
+    want = [hashlib.sha256(f.read_bytes()).hexdigest() for f in files]
+    assert out == [f"{w} {w}" for w in want]

@@ -104,6 +104,7 @@ def test_the_json_summary_counts_it_unchecked(served: tuple[str, Path]) -> None:
         "unchecked": 1,
         "errors": 1,
         "warnings": 0,
+        "advice": 0,
     }
     assert [f["valid"] for f in report["files"]] == [True, False]
 

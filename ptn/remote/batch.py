@@ -22,7 +22,7 @@ from ptn.core.errors import Finding, verdict
 from ptn.remote.sources import TransferStats
 from ptn.remote.validate import validate
 
-_COUNTS = ("files", "valid", "invalid", "unchecked", "errors", "warnings")
+_COUNTS = ("files", "valid", "invalid", "unchecked", "errors", "warnings", "advice")
 
 
 def check(
@@ -84,8 +84,8 @@ def validate_many(
     ``engine="dask"`` submits batches of ``batch_size`` targets to ``client`` (default:
     the current ``distributed`` client) and keeps four per worker thread in flight (a task
     costs the scheduler milliseconds: batches amortise it).
-    The counts (files, valid, invalid, unchecked, errors, warnings: the ``summary`` of
-    ``ptn validate --json``) are also written as JSON to ``summary`` when given.
+    The counts (files, valid, invalid, unchecked, errors, warnings, advice: the ``summary``
+    of ``ptn validate --json``) are also written as JSON to ``summary`` when given.
     """
     if engine not in ("local", "dask"):
         raise ValueError(f"validate_many: engine must be 'local' or 'dask', not {engine!r}")
@@ -125,6 +125,7 @@ def _write(batches: Iterable[list[str]], out: IO[str], counts: dict[str, int]) -
             counts[verdict(Finding(**f) for f in findings)] += 1
             counts["errors"] += sum(f["severity"] == "error" for f in findings)
             counts["warnings"] += sum(f["severity"] == "warning" for f in findings)
+            counts["advice"] += sum(f["severity"] == "advice" for f in findings)
 
 
 def _on_dask(

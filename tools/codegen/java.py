@@ -247,7 +247,7 @@ public final class Rules {{
   /** The version of spec.md (its title line): spec_version of a report. */
   public static final String SPEC_VERSION = {java_string(title.group(1))};
 
-  /** Rule id -> "error" or "warning", as the rule's heading in spec.md gives it. */
+  /** Rule id -> "error", "warning" or "advice", as the rule's heading in spec.md gives it. */
   public static final Map<String, String> SEVERITY = severities();
 
   private Rules() {{}}

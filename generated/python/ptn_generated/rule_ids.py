@@ -115,6 +115,10 @@ class Rule(StrEnum):
     METADATA_READ_OUT_OF_RANGE = 'metadata-read-out-of-range'
     LLM_CONFIG_INVALID = 'llm-config-invalid'
     LLM_CONFIG_CONFLICT = 'llm-config-conflict'
+    SIG_MALFORMED = 'sig-malformed'
+    SIG_MISMATCH = 'sig-mismatch'
+    SIG_UNTRUSTED = 'sig-untrusted'
+    SIG_MISSING = 'sig-missing'
 
 
 SEVERITY: dict[str, str] = {
@@ -140,7 +144,7 @@ SEVERITY: dict[str, str] = {
     'zip-unicode-path-extra': 'error',
     'zip-bad-flags': 'error',
     'zip-crc-mismatch': 'error',
-    'zip-unaligned-member': 'warning',
+    'zip-unaligned-member': 'advice',
     'ptg-too-short': 'error',
     'ptg-bad-identifier': 'error',
     'ptg-bad-root-offset': 'error',
@@ -179,7 +183,7 @@ SEVERITY: dict[str, str] = {
     'st-bool-not-0-or-1': 'error',
     'st-metadata-present': 'warning',
     'st-complex64': 'warning',
-    'st-unaligned-tensor': 'warning',
+    'st-unaligned-tensor': 'advice',
     'st-mutable-shares-memory': 'error',
     'aliases-not-object': 'error',
     'aliases-bad-entry': 'error',
@@ -223,4 +227,8 @@ SEVERITY: dict[str, str] = {
     'metadata-read-out-of-range': 'error',
     'llm-config-invalid': 'error',
     'llm-config-conflict': 'error',
+    'sig-malformed': 'error',
+    'sig-mismatch': 'error',
+    'sig-untrusted': 'error',
+    'sig-missing': 'error',
 }
