@@ -14,11 +14,15 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import missing_toolchain
 from tests.test_ts_package import corpus
 from tools.codegen import render_all, stale_files, write_all
 from tools.conformance.capabilities import adjust_line
 from tools.conformance.runners import JAVA_DIR, JAVA_RELEASE, run
+
+pytestmark = pytest.mark.slow  # javac, and Maven runs the JUnit tests
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -293,6 +293,7 @@ def test_nested_subgraphs_are_refused_clearly(tmp_path: Path) -> None:
         ptn.torch.load_program(path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", ["unknown", "outside", "wrong-kind", "undefined", "subgraph"])
 def test_ptn_run_reports_without_a_traceback(tmp_path: Path, case: str) -> None:
     builders: dict[str, Callable[[], Path]] = {
@@ -362,6 +363,7 @@ TENSOR_USES = [
 ]
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(use=st.sampled_from(TENSOR_USES), name=st.text(min_size=1, max_size=8))
 def test_one_undefined_use_is_one_finding_there(use: tuple[int, int], name: str) -> None:
