@@ -68,7 +68,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=lambda item: item.name == LAST)
     modules = {Path(str(item.fspath)).name for item in items}
     every = {p.name for p in Path(__file__).parent.glob("test_*.py")}
-    config.stash[WHOLE_SUITE] = modules == every and not config.option.keyword
+    # Not under -k or -m (the quick check), nor in a pytest-xdist worker, which runs a part.
+    whole = not (config.option.keyword or config.option.markexpr or hasattr(config, "workerinput"))
+    config.stash[WHOLE_SUITE] = modules == every and whole
 
 
 def _is_property(item: pytest.Item) -> bool:

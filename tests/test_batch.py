@@ -48,6 +48,7 @@ def _report(targets: list[str], **options: object) -> tuple[str, dict[str, int]]
     return out.getvalue(), counts
 
 
+@pytest.mark.slow
 def test_dask_writes_the_lines_of_the_local_loop(urls: list[str], tmp_path: Path) -> None:
     distributed = pytest.importorskip("distributed")
     local, counts = _report(urls, engine="local", deep=False)

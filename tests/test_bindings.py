@@ -25,6 +25,8 @@ from ptn.program.verify import Refusal, Verifier
 from tools.codegen import render_all, stale_files, write_all
 from tools.conformance.runners import CPP_DIR, TS_DIR
 
+pytestmark = pytest.mark.slow  # compiles every C++ header and runs the C++ and Node examples
+
 REPO = Path(__file__).resolve().parent.parent
 RUNTIME = REPO / "bindings"
 EXAMPLES = REPO / "examples" / "bindings"

@@ -320,6 +320,7 @@ def test_bool_bytes_are_0_or_1(tmp_path: Path, values: bytes, deep_rules: list[s
 dims = st.sampled_from([0, 1, 2, 3, 7, 2**16, 2**31 - 1, 2**31, 2**32, -1])
 
 
+@pytest.mark.slow
 @settings(SLOW, max_examples=150)
 @given(
     entries=st.lists(

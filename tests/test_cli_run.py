@@ -122,6 +122,7 @@ def test_without_torch_it_says_what_to_install() -> None:
     assert proc.returncode == 2 and "pip install torch" in proc.stderr
 
 
+@pytest.mark.slow
 def test_the_command_is_listed_and_exits_by_its_status() -> None:
     proc = subprocess.run([sys.executable, "-m", "ptn", "--help"], capture_output=True, text=True)
     assert "ptn run model.ptn --random" in proc.stdout

@@ -51,6 +51,8 @@ from ptn.testing import fuzz, hostile
 from tools.conformance.capabilities import adjust_line, describe, uncovered
 from tools.conformance.runners import CPP_DIR, run_python_packages
 
+pytestmark = pytest.mark.slow  # compiles the C++ validator, and CMake builds
+
 REPO = Path(__file__).resolve().parent.parent
 SOURCES = REPO / "bindings" / "cpp"
 FLAGS = ("-std=c++17", "-Wall", "-Wextra", "-Werror", "-fno-exceptions", "-fno-rtti")

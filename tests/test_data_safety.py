@@ -53,6 +53,7 @@ def ptn_cli(*args: str, **kw: object) -> subprocess.CompletedProcess[str]:
 # -- 1. edits are transactions -------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_concurrent_cli_edits_serialise_and_none_is_lost(tmp_path: Path) -> None:
     """Real processes started together: every edit lands, the file stays valid."""
     pkg = make(tmp_path / "m.ptn")
@@ -291,6 +292,7 @@ def _start_stalled_writer(tmp_path: Path, pkg: Path) -> subprocess.Popen[bytes]:
     return proc
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
 def test_signal_mid_write_leaves_the_old_file_and_no_temp(tmp_path: Path, sig: int) -> None:
     pkg = make(tmp_path / "m.ptn")
@@ -305,6 +307,7 @@ def test_signal_mid_write_leaves_the_old_file_and_no_temp(tmp_path: Path, sig: i
     assert temp_names(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_killed_writer_leaves_a_stale_temp_that_is_named(tmp_path: Path) -> None:
     pkg = make(tmp_path / "m.ptn")
     live = _start_stalled_writer(tmp_path, pkg)
@@ -375,6 +378,7 @@ def test_writable_alias_is_independent_of_its_owner(tmp_path: Path) -> None:
     assert digest(pkg_path) == before
 
 
+@pytest.mark.slow
 def test_optimizer_step_on_loaded_parameters(tmp_path: Path) -> None:
     torch = pytest.importorskip("torch")
     pkg_path = tmp_path / "m.ptn"
@@ -393,6 +397,7 @@ def test_optimizer_step_on_loaded_parameters(tmp_path: Path) -> None:
     assert digest(pkg_path) == before
 
 
+@pytest.mark.slow
 def test_to_torch_of_a_large_package_maps_instead_of_reading(tmp_path: Path) -> None:
     """Resident memory after to_torch() is a small fraction of the constants' size."""
     pytest.importorskip("torch")

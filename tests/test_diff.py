@@ -595,6 +595,7 @@ def test_docs_example_is_real(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     DIFF_SCHEMA.validate(shown)
 
 
+@pytest.mark.slow
 def test_metadata_names_from_the_schema_grammar(tmp_path: Path) -> None:
     """Generated names and values: diff lists exactly the names whose typed value differs."""
 

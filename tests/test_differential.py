@@ -24,6 +24,8 @@ from ptn.core.resources import load_schema
 from ptn.testing.strategies import BREAKERS, broken_metadata, valid_metadata
 from ptn_generated.metadata_model import PtnMetadata
 
+pytestmark = pytest.mark.slow  # hypothesis: each document through Metadata, pydantic and jsonschema
+
 VALIDATOR = jsonschema.Draft202012Validator(load_schema("metadata"))
 CROSS_FIELD = {r["id"] for r in load_schema("metadata")["x-ptn-rules"]}
 

@@ -122,6 +122,7 @@ def test_a_file_truncated_during_a_diff_is_an_io_error(
     assert isinstance(result.exception, SystemExit)  # no traceback
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["validate", "diff", "inspect"])
 def test_commands_racing_a_truncation_end_with_a_status_never_a_signal(
     tmp_path: Path, command: str
@@ -235,6 +236,7 @@ main()
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "module", "hook"),
     [

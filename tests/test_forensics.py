@@ -264,6 +264,7 @@ def test_repack_refuses_a_result_that_would_be_invalid(tmp_path: Path) -> None:
     assert zipped.read_bytes() == before and only_files(tmp_path) == ["bad.ptn"]
 
 
+@pytest.mark.slow
 def test_repack_cli(tmp_path: Path) -> None:
     zipped, out = tmp_path / "zipped.ptn", tmp_path / "out.ptn"
     rezip(TINY, zipped)
@@ -411,6 +412,7 @@ def test_metadata_get_refuses_what_does_not_parse(tmp_path: Path) -> None:
     assert proc.returncode == 1 and "json-syntax" in proc.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "edit", [("set", "get_vocab_size=128"), ("unset", "get_eos_ids"), ("set", "get_eos_ids=[2]")]
 )

@@ -11,6 +11,8 @@ import pytest
 from tools import fuzz_cpp
 from tools.conformance.capabilities import gaps
 
+pytestmark = pytest.mark.slow  # the C++ and Node validators on every file the fuzzer found
+
 REPO = Path(__file__).resolve().parent.parent
 FOUND = sorted((REPO / "tests" / "fixtures" / "fuzz").glob("*.ptn"))
 OPERATORS = [

@@ -45,6 +45,7 @@ HOSTILE = settings(
 PEAK_BYTES = 4 << 20
 
 
+@pytest.mark.slow
 @settings(HOSTILE, max_examples=1000)
 @given(data=mutated(bases))
 def test_mutated_packages(tmp_path: Path, data: bytes) -> None:
@@ -53,6 +54,7 @@ def test_mutated_packages(tmp_path: Path, data: bytes) -> None:
     check(path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(bases()))
 def test_bases_are_valid(tmp_path: Path, name: str) -> None:
     path = tmp_path / "m.ptn"
@@ -64,6 +66,7 @@ def test_bases_are_valid(tmp_path: Path, name: str) -> None:
     assert {f.rule for f in report.advice} == expected
 
 
+@pytest.mark.slow
 @settings(HOSTILE, max_examples=200)
 @given(
     data=st.one_of(
@@ -256,6 +259,7 @@ def warmed(tmp_path_factory: pytest.TempPathFactory) -> None:
         check(path)
 
 
+@pytest.mark.slow
 @settings(HOSTILE, max_examples=3 * len(FORGED))
 @given(name=st.sampled_from(sorted(FORGED)))
 def test_forged_claims_cost_nothing(tmp_path: Path, warmed: None, name: str) -> None:
@@ -296,6 +300,7 @@ def one_member_many_entries(copies: int, size: int) -> bytes:
     return bytes(head) + cd + zip64_end(len(head) + len(cd), copies, len(cd), len(head))
 
 
+@pytest.mark.slow
 @settings(HOSTILE, deadline=None)  # no timing assertions: bench/bench_hostile.py measures cost
 @given(copies=st.sampled_from([1_000, 70_000]))
 def test_many_entries_on_one_member_are_capped(tmp_path: Path, copies: int) -> None:

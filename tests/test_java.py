@@ -23,6 +23,8 @@ from tools.codegen.java_operators import emit_operator_table, encode_table
 from tools.conformance.capabilities import OPERATOR_RULES, adjust_line
 from tools.conformance.runners import JAVA_DIR, JAVA_RELEASE, run
 
+pytestmark = pytest.mark.slow  # javac, and Maven runs the JUnit tests
+
 REPO = Path(__file__).resolve().parent.parent
 
 

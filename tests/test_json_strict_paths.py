@@ -38,6 +38,7 @@ def _names(value: Any) -> int:
     return 0
 
 
+@pytest.mark.slow
 @given(VALUES)
 def test_name_count_counts_every_level(value: Any) -> None:
     text = dumps_json(value).decode()

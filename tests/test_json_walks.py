@@ -84,6 +84,7 @@ def _dump(value: object) -> bytes:
     return json.dumps(value, ensure_ascii=True).encode()
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(VALUES)
 def test_the_pointer_is_the_first_lone_surrogate_in_document_order(value: object) -> None:

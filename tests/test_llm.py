@@ -93,6 +93,7 @@ CLASSES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", CLASSES)
 @pytest.mark.parametrize("form", ["as saved", "without layer_types", "without any pattern"])
 def test_transformers_default_configs(name: str, form: str) -> None:

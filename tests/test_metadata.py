@@ -35,6 +35,7 @@ def rule_of(mapping: object) -> str:
     return info.value.rule
 
 
+@pytest.mark.slow
 @given(valid_metadata())
 def test_round_trip_keeps_values_and_kinds(doc: dict) -> None:
     m = Metadata(doc)
@@ -45,6 +46,7 @@ def test_round_trip_keeps_values_and_kinds(doc: dict) -> None:
     assert again.dumps() == data  # canonical: a second trip changes nothing
 
 
+@pytest.mark.slow
 @given(valid_metadata(), st.randoms())
 def test_dumps_is_deterministic_whatever_the_insertion_order(doc: dict, rnd) -> None:
     items = list(doc.items())
@@ -52,6 +54,7 @@ def test_dumps_is_deterministic_whatever_the_insertion_order(doc: dict, rnd) -> 
     assert Metadata(dict(items)).dumps() == Metadata(doc).dumps()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rule", sorted(BREAKERS))
 @given(data=st.data())
 def test_breaking_one_rule_reports_that_rule(rule: str, data: st.DataObject) -> None:

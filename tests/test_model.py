@@ -100,6 +100,7 @@ def test_model_is_validated_again_on_the_way_in(tmp_path: Path) -> None:
         ptn.save(tmp_path / "x.ptn", PROGRAM, metadata=[("a", 1)])  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_metadata_set_from_json_takes_the_models_json(tmp_path: Path) -> None:
     before = ptn.read_metadata(TINY)
     assert before is not None
@@ -117,6 +118,7 @@ def test_metadata_set_from_json_takes_the_models_json(tmp_path: Path) -> None:
     assert after is not None and after.model == model and after == Metadata(model)
 
 
+@pytest.mark.slow
 @given(valid_metadata())
 def test_model_reads_back_plain_values_and_kinds_survive(doc: dict[str, Any]) -> None:
     meta = Metadata(doc)

@@ -211,6 +211,7 @@ def temp_files(directory: Path) -> list[str]:
 # -- round trip ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @FS
 @given(
     methods=method_names(),
@@ -556,6 +557,7 @@ def rich_packages(draw: Any) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     return constants, metadata
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mutation", sorted(MUTATIONS))
 @settings(FS, max_examples=20)
 @given(case=rich_packages())
@@ -762,7 +764,7 @@ def test_invalid_inputs_raise_before_touching_the_destination(
 # or ptn-write-failed, and the destination is not touched.
 WRONG_TYPES: dict[str, tuple[str, dict[str, Any]]] = {
     "program-str": ("program must be bytes", {"program": PROGRAM.decode("latin-1")}),
-    "program-none": ("program must be bytes", {"program": None}),
+    "program-none": ("no program given: a .ptn needs one", {"program": None}),
     "constants-list": ("constants must be a mapping", {"constants": [np.zeros(2)]}),
     "constant-list": ("constants['a'] is a list", {"constants": {"a": [1.0, 2.0]}}),
     "constant-key": ("constants has the key 3", {"constants": {3: np.zeros(2)}}),
@@ -1020,6 +1022,7 @@ def test_constants_mapping_is_lazy(package_path: Path, monkeypatch: pytest.Monke
         assert views == ["w"]
 
 
+@pytest.mark.slow
 def test_an_open_package_holds_no_object_per_constant(tmp_path: Path) -> None:
     """ptn.load of 2,000 constants leaves no container per entry for the cyclic collector
     to walk while the package is open (they once doubled the cost of a load); the first

@@ -261,6 +261,7 @@ def test_raw_metadata_deflated_and_not_json_names_the_member(tmp_path: Path) -> 
     assert err.rule.startswith("json-") and err.member == "metadata.json"
 
 
+@pytest.mark.slow
 def test_raw_metadata_inflates_up_to_the_json_limit_and_no_further(tmp_path: Path) -> None:
     """A deflated metadata.json of exactly the JSON size limit is inflated; one byte more
     (its declared size) is refused with the member's own finding, before inflating."""

@@ -13,6 +13,8 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
+
 from tools.conformance import make_package_vectors
 from tools.conformance.capabilities import describe, gaps
 from tools.conformance.corpus import (
@@ -89,12 +91,14 @@ def test_python_matches_manifest() -> None:
     assert mismatches(want, run("python", FILES)) == []
 
 
+@pytest.mark.slow
 def test_ptn_validate_json_matches_manifest() -> None:
     """The command's --json document carries the same findings as ptn.validate."""
     output = run_report_command([sys.executable, "-m", "ptn", "validate"], FILES, "ptn validate")
     assert mismatches(package_expected(), output) == []
 
 
+@pytest.mark.slow
 def test_typescript_matches_manifest(node: str) -> None:
     """The Node command (bin/ptn-validate.mjs --json) of the built binding, without the
     operator rules it declares it cannot check (no operator registry)."""
@@ -102,6 +106,7 @@ def test_typescript_matches_manifest(node: str) -> None:
     assert mismatches(package_expected("typescript"), run("typescript", FILES)) == []
 
 
+@pytest.mark.slow
 def test_java_matches_manifest(jdk: tuple[str, str]) -> None:
     """The Java runner (dev.ptn.PackageValidator over a mapped FileChannel), fast and deep,
     every finding (the binding declares no gap)."""
@@ -109,6 +114,7 @@ def test_java_matches_manifest(jdk: tuple[str, str]) -> None:
     assert mismatches(package_expected("java"), run("java", FILES)) == []
 
 
+@pytest.mark.slow
 def test_cpp_matches_manifest(cxx: list[str]) -> None:
     """The C++ runner (ptn::validate, built -fno-exceptions -fno-rtti), fast and deep: every
     finding, those of the operator table's rules included (C++ declares no gap)."""

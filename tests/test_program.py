@@ -157,6 +157,7 @@ def _normal(value: Any) -> Any:
     return value
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.stem)
 def test_reencoded_real_programs_read_the_same_in_executorch(path: Path) -> None:
     """decode with ptn, write again with ptn's builder: ExecuTorch reads the same program."""
@@ -190,6 +191,7 @@ def test_executorch_accepts_what_program_for_builds() -> None:
         graph_serialize.validate_program(program, {"w"})
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=programs(depth=1, known_enums=True))
 def test_executorch_reads_drawn_programs_as_ptn_does(data: dict[str, Any]) -> None:
@@ -232,6 +234,7 @@ def _executorch_cannot_read(table: str, data: dict[str, Any]) -> bool:
 # -- properties ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=programs())
 def test_build_verify_decode_round_trip(data: dict[str, Any]) -> None:
@@ -277,6 +280,7 @@ def _judged(data: bytes) -> None:
         assert verifier.visited <= verifier.reached <= len(data) // LAYOUT.bytes_per_object + 1
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(
     name=st.sampled_from(sorted(REAL_PROGRAMS)),
@@ -297,6 +301,7 @@ def test_any_cut_of_a_real_program_is_judged(name: str, keep: int) -> None:
     _judged(data[: keep % (len(data) + 1)])
 
 
+@pytest.mark.slow
 def test_every_byte_of_a_small_real_program_set_to_each_interesting_value() -> None:
     """(b) exhaustively for one program: every position, six values each."""
     data = REAL_PROGRAMS["dynamic_batch"]

@@ -148,6 +148,7 @@ def test_constants_and_buffers_are_defined_in_the_top_graph_only() -> None:
     ]
 
 
+@pytest.mark.slow
 def test_ten_thousand_undefined_uses_list_a_hundred() -> None:
     nodes = [call(f"n{i}", "neg.default", [("self", tensor("missing"))]) for i in range(10_000)]
     _, found = read_program(single(nodes))

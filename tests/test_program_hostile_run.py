@@ -276,6 +276,7 @@ def test_a_write_through_a_hidden_alias_is_stopped_before_it_writes(
         returns=tuple(dataclasses.replace(r, alias=None) for r in schema.returns),
     )
     monkeypatch.setitem(table.operators[name], overload, unannounced)
+    monkeypatch.setenv("PTN_NATIVE", "0")  # the compiled validator has its own copy
     assert ptn.validate(path).valid
     runner = ptn.torch.load_program(path)
     x = torch.arange(4.0)
@@ -627,6 +628,7 @@ def test_an_output_of_a_kind_the_graph_does_not_declare_is_an_error(tmp_path: Pa
 # -- size ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # ~70 s: building and decoding a 100,000-node program
 def test_a_100k_node_graph_validates_plans_and_runs(tmp_path: Path) -> None:
     """100,000 call nodes: valid, planned (16 bytes held at most: each clone frees the
     one before) and run. Its cost in time is bench/bench_run_scaling.py's (10k against
@@ -661,12 +663,14 @@ def python_calls(work: Callable[[], object]) -> int:
 
 
 def test_validation_planning_and_running_do_work_in_proportion_to_the_nodes(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The Python calls of validate, load_program and the first run (the memory plan
     included) on 1,000 and 10,000 nodes, and on 100 and 1,000 selections whose sizes depend
     on data (each stops the plan, which the call continues after it): 10 times the nodes,
-    at most 10.5 times the calls (a quadratic walk would make 100 times)."""
+    at most 10.5 times the calls (a quadratic walk would make 100 times). Python validates
+    both sizes (the compiled validator takes only packages of at most 1 MiB)."""
+    monkeypatch.setenv("PTN_NATIVE", "0")
     for name, build, sizes in (("chain", hg.chain, (1_000, 10_000)),
                                ("selections", hg.selections, (100, 1_000))):  # fmt: skip
         counts = []

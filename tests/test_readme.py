@@ -35,6 +35,7 @@ def test_validate_tour_output_is_real() -> None:
         assert line in README and line in TOUR, line
 
 
+@pytest.mark.slow
 def test_metadata_tour_output_is_real(tmp_path: Path) -> None:
     shutil.copy(REPO / "examples" / "tiny-llm.ptn", tmp_path / "model.ptn")
     proc = run("metadata", "set", "model.ptn", "get_max_context_len=256",
@@ -47,6 +48,7 @@ def test_metadata_tour_output_is_real(tmp_path: Path) -> None:
     assert bad.returncode == 1 and bad.stderr.strip() in TOUR
 
 
+@pytest.mark.slow
 def test_diff_tour_output_is_real(tmp_path: Path) -> None:
     """The diff block: the edited package of the metadata tour against the example."""
     (tmp_path / "examples").mkdir()
@@ -59,6 +61,7 @@ def test_diff_tour_output_is_real(tmp_path: Path) -> None:
     assert proc.returncode == 1 and f"{line}\n{proc.stdout}```" in TOUR
 
 
+@pytest.mark.slow
 def test_import_hf_tour_output_is_real(tmp_path: Path) -> None:
     fixture = Path("tests/fixtures/hf/gemma-2-2b.json")
     (tmp_path / fixture.parent).mkdir(parents=True)
@@ -128,6 +131,7 @@ def test_readme_is_a_front_page() -> None:
         assert (REPO / "docs" / page).is_file(), page
 
 
+@pytest.mark.slow
 def test_quickstart_metadata_output_is_real(tmp_path: Path) -> None:
     shutil.copy(REPO / "examples" / "tiny-llm.ptn", tmp_path / "model.ptn")
     assert "$ cp examples/tiny-llm.ptn model.ptn\n" in README
@@ -140,6 +144,7 @@ def test_quickstart_metadata_output_is_real(tmp_path: Path) -> None:
     assert f"{line}\n{proc.stdout}```" in README
 
 
+@pytest.mark.slow
 def test_quickstart_load_block_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("torch")
     (block,) = [b for b in _python_blocks() if "ptn.load(" in b]

@@ -488,6 +488,7 @@ def test_sign_refuses_an_invalid_package(tmp_path: Path, keys: Keys) -> None:
 # --- validate and inspect -----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_validate_checks_package_and_signature_in_one_call(tmp_path: Path, keys: Keys) -> None:
     for name in ("signed.ptn", "unsigned.ptn", "tampered.ptn"):
         shutil.copy(TINY, tmp_path / name)
@@ -523,6 +524,7 @@ def test_validate_checks_package_and_signature_in_one_call(tmp_path: Path, keys:
                                                   "--require-signature").stderr  # fmt: skip
 
 
+@pytest.mark.slow
 def test_inspect_shows_the_signature(package: Path, keys: Keys) -> None:
     ptn.sign(package, key=keys.key)
     shown = ptn_cli("inspect", str(package), COLUMNS="300")
@@ -570,6 +572,7 @@ def test_an_edit_renames_the_stale_signature(package: Path, keys: Keys) -> None:
     assert [f.rule for f in check.findings] == ["sig-mismatch"]  # it signs the old bytes
 
 
+@pytest.mark.slow
 def test_an_edit_with_a_key_signs_the_result(package: Path, keys: Keys) -> None:
     ptn.sign(package, key=keys.key)
     for args in (
@@ -582,6 +585,7 @@ def test_an_edit_with_a_key_signs_the_result(package: Path, keys: Keys) -> None:
         assert ptn.verify_signature(package, public_key=keys.pub).verified, args
 
 
+@pytest.mark.slow
 def test_a_repack_that_changes_nothing_keeps_the_signature(tmp_path: Path, keys: Keys) -> None:
     path = tmp_path / "model.ptn"
     ptn.repack(TINY, path)
@@ -592,6 +596,7 @@ def test_a_repack_that_changes_nothing_keeps_the_signature(tmp_path: Path, keys:
     assert ptn.verify_signature(path, public_key=keys.pub).verified
 
 
+@pytest.mark.slow
 def test_an_edit_to_another_file_leaves_the_signature_and_says_so(package: Path, keys: Keys):
     ptn.sign(package, key=keys.key)
     out = package.parent / "out.ptn"

@@ -50,6 +50,6 @@ def test_spec_ids_are_unique_and_well_formed() -> None:
 def test_every_specified_rule_is_raised_by_some_test(request, raised_rules: set[str]) -> None:
     """Runs last (conftest.py moves it there) and only when the whole suite was collected."""
     if not request.config.stash.get(WHOLE_SUITE, False):
-        pytest.skip("only meaningful when the whole suite runs")
+        pytest.skip("only meaningful when the whole suite runs, in one process")
     missing = spec_ids() - raised_rules
     assert missing == set(), f"specified but never produced by a test: {sorted(missing)}"

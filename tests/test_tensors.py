@@ -165,6 +165,7 @@ def test_layout_order_alignment_determinism() -> None:
     assert rules(image) == []
 
 
+@pytest.mark.slow
 @FUZZ
 @given(
     st.dictionaries(
@@ -561,6 +562,7 @@ def _both_passes(image: bytes) -> tuple[dict[str, TensorInfo] | None, Any]:
     )
 
 
+@pytest.mark.slow
 @FUZZ
 @given(
     st.dictionaries(
@@ -578,6 +580,7 @@ def test_lean_pass_agrees_with_the_full_check(header: dict[str, Any], data: int)
         assert full == (regular, [])
 
 
+@pytest.mark.slow
 @FUZZ
 @given(
     st.dictionaries(

@@ -29,6 +29,7 @@ def test_validation_and_the_cli_import_neither_numpy_nor_pydantic() -> None:
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+@pytest.mark.slow
 def test_validate_load_and_cli_never_import_torch() -> None:
     """TINY's program has no call node: deep validation has no operator to check."""
     code = (
@@ -43,6 +44,7 @@ def test_validate_load_and_cli_never_import_torch() -> None:
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed (optional)")
 def test_no_validation_imports_torch(tmp_path: Path) -> None:
     """The operator rules read ptn's operator table, not torch: deep and fast validation of
@@ -134,3 +136,39 @@ def test_torch_load_file_and_save_file(tmp_path: Path) -> None:
         assert pkg.metadata_str("general.name") == "t"
     with pytest.raises(TypeError, match=r"not a torch\.Tensor"):
         ptn.torch.save_file({"w": np.zeros(2)}, tmp_path / "x.ptn", program=PROGRAM)
+
+
+def _says_why_and_how(message: str) -> None:
+    """The missing-program message: why a package needs a program, and the two ways to one."""
+    assert message.startswith("no program given: a .ptn needs one")
+    assert "which constants each method binds" in message  # why
+    assert "ptn.executorch.save(torch.export.export(model, example_inputs), path)" in message
+    assert "program=" in message and "bytes(pkg.program)" in message
+    assert "ptn.testing.program_for(tensors)" in message
+
+
+def test_save_file_without_a_program_says_why_and_how(tmp_path: Path) -> None:
+    """What a safetensors user types first: a TypeError (the caller's mistake, not a rule of
+    the spec broken by a file) whose message names both ways, each of which then works."""
+    arrays = {"w": np.ones((2, 3), np.float32)}
+    out = tmp_path / "x.ptn"
+    with pytest.raises(TypeError) as raised:
+        ptn.numpy.save_file(arrays, out)
+    _says_why_and_how(str(raised.value))
+    with pytest.raises(TypeError) as raised:
+        ptn.save(out, None, arrays)  # type: ignore[arg-type]
+    _says_why_and_how(str(raised.value))
+    assert list(tmp_path.iterdir()) == []  # nothing written
+    assert callable(ptn.executorch.save)  # the first way (tests/test_readme.py runs it)
+    from ptn.testing import program_for
+
+    ptn.numpy.save_file(arrays, out, program=program_for(arrays))  # the second way
+    assert ptn.validate(out).findings == []
+
+
+def test_torch_save_file_without_a_program_says_why_and_how(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    with pytest.raises(TypeError) as raised:
+        ptn.torch.save_file({"w": torch.ones(2)}, tmp_path / "x.ptn")
+    _says_why_and_how(str(raised.value))
+    assert list(tmp_path.iterdir()) == []

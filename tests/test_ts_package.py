@@ -44,6 +44,8 @@ from tools.conformance.capabilities import describe as describe_gaps
 from tools.conformance.capabilities import gaps
 from tools.conformance.runners import TS_DIR
 
+pytestmark = pytest.mark.slow  # Node: the TypeScript validator against Python on every corpus file
+
 REPO = Path(__file__).resolve().parent.parent
 COMMAND = TS_DIR / "bin" / "ptn-validate.mjs"
 PROGRAM = hostile.PROGRAM

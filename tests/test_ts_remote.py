@@ -12,8 +12,12 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from ptn.testing import hostile
 from tools.conformance.runners import TS_DIR
+
+pytestmark = pytest.mark.slow  # Node against misbehaving HTTP servers
 
 REPO = Path(__file__).resolve().parent.parent
 CLAIM = 16 << 20

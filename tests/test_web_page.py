@@ -26,6 +26,8 @@ from ptn.cli.links import DOCS_URL
 from ptn.testing.hostile import PROGRAM
 from tools.conformance.runners import _build_lock, _installed_as_locked
 
+pytestmark = pytest.mark.slow  # npm ci, the page's esbuild build, then headless Chromium
+
 REPO = Path(__file__).resolve().parent.parent
 WEB = REPO / "web"
 PAGE = WEB / "dist" / "ptn-inspector.html"

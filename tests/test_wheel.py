@@ -1,5 +1,6 @@
-"""The wheel alone is enough: built from a fresh clone, installed with its declared
-dependencies in a new venv outside the repository, and used from a directory outside it.
+"""The wheel alone is enough: built from a fresh clone by the README's route, installed with
+its declared dependencies in a new venv outside the repository, and used from a directory
+outside it.
 
 Nothing here may import the checkout's ptn: every command runs the venv's own interpreter
 or script, from a working directory outside the repository, without PYTHONPATH.
@@ -18,6 +19,8 @@ from pathlib import Path
 import pytest
 
 import ptn
+
+pytestmark = pytest.mark.slow  # builds the wheel in a fresh venv (pip's isolated build, C++)
 
 REPO = Path(__file__).resolve().parent.parent
 LLM_FULL = REPO / "tests" / "vectors" / "metadata" / "valid" / "llm_full.json"
@@ -55,24 +58,63 @@ def _checked(cmd: list[str | Path]) -> None:
     assert proc.returncode == 0, f"{cmd}\n{proc.stdout}\n{proc.stderr}"
 
 
+def readme_wheel_route() -> list[str]:
+    """The README's commands for a wheel (its "Without a checkout" block), comments cut."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    block = readme.split("**Without a checkout**", 1)[1].split("```sh\n", 1)[1]
+    lines = block.split("```", 1)[0].splitlines()
+    return [c for c in (line.split("#", 1)[0].strip() for line in lines) if c]
+
+
 @pytest.fixture(scope="module")
 def installed(fresh_clone: Path, tmp_path_factory: pytest.TempPathFactory) -> Installed:
+    """The README's wheel route, as written, with a new venv's own pip: the wheel built in
+    a fresh clone (pip's isolated build: setuptools from the index), then installed."""
+    build, use, _ = readme_wheel_route()  # the extra: the next test
+    assert build == "pip wheel --no-deps -w dist ." and use == "pip install dist/ptn_tools-*.whl"
     tmp = tmp_path_factory.mktemp("wheel")
-    dist, venv, work = tmp / "dist", tmp / "venv", tmp / "work"
-    # Built with this environment's setuptools (the dev extra pins one that builds wheels):
-    # an isolated build would install setuptools again on every run.
-    pip = [sys.executable, "-m", "pip"]
-    _checked([*pip, "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", dist, fresh_clone])
-    (wheel,) = dist.glob("*.whl")
+    venv, work = tmp / "venv", tmp / "work"
+    _checked([sys.executable, "-m", "venv", venv])  # with pip, as a user's venv has
+    work.mkdir()
+    user = Installed(Path(), venv, work)
+    for line in (build, use):  # through the shell, as typed (it expands the glob)
+        proc = subprocess.run(
+            line, shell=True, cwd=fresh_clone, env=user.env, capture_output=True, text=True
+        )
+        assert proc.returncode == 0, f"{line}\n{proc.stdout}\n{proc.stderr}"
+    (wheel,) = (fresh_clone / "dist").glob("*.whl")
     # The native validator (setup.py) makes it a wheel of this interpreter and platform.
     python = f"cp{sys.version_info.major}{sys.version_info.minor}"
     assert wheel.name.startswith(f"ptn_tools-{ptn.__version__}-{python}-{python}-"), wheel.name
-    # No system site-packages, no pip of its own (this pip installs into it): only the wheel
-    # and the dependencies it declares, from the package index.
-    _checked([sys.executable, "-m", "venv", "--without-pip", venv])
-    _checked([*pip, "--python", venv / "bin" / "python", "install", "--no-compile", "-q", wheel])
-    work.mkdir()
     return Installed(wheel, venv, work)
+
+
+def test_the_readme_extra_resolves_to_a_torch_the_tests_run_on(installed: Installed) -> None:
+    """The third line of the route, resolved (not installed: torch is large): the extra
+    exists, is taken from the installed wheel (ptn-tools is not fetched again), and admits
+    the torch of .ci/run (2.13.0); on this machine kind, the CPU build on disk."""
+    *_, extra = readme_wheel_route()
+    assert extra == "pip install 'ptn-tools[torch]'"
+    report = installed.work / "resolved.json"
+    proc = subprocess.run(  # as typed, through the shell, plus what keeps it a dry run
+        f"{extra} --dry-run --quiet --report {report}",
+        shell=True,
+        cwd=installed.work,
+        env=installed.env,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0 and "does not provide the extra" not in proc.stderr, proc.stderr
+    names = {i["metadata"]["name"].lower(): i for i in json.loads(report.read_text())["install"]}
+    assert "ptn-tools" not in names  # the installed wheel's extra: nothing fetched for it
+    torch = names["torch"]["metadata"]["version"]
+    assert torch.startswith("2.13."), torch  # the newest the pin admits here
+    specs = (
+        zipfile.ZipFile(installed.wheel)
+        .read(f"ptn_tools-{ptn.__version__}.dist-info/METADATA")
+        .decode()
+    )
+    assert "Provides-Extra: torch" in specs and 'torch<2.14,>=2.3; extra == "torch"' in specs
 
 
 def test_the_venv_imports_the_wheel_not_the_checkout(installed: Installed) -> None:

@@ -1,5 +1,6 @@
-"""MkDocs hooks (mkdocs.yml): README.md as the home page, spec.md as a page, the CLI
-reference generated from the click commands, and links rewritten for the site.
+"""MkDocs hooks (mkdocs.yml): README.md as the home page and (its first steps) the Quickstart
+page, spec.md as a page, the CLI reference generated from the click commands, and links
+rewritten for the site.
 
 Each of those stays one file in the repository that renders on GitHub too: the site takes
 them as they are. A relative link that leaves docs/ (``../spec.md``, ``docs/tour.md`` in
@@ -23,6 +24,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "generated" / "python")]  # ptn.cli, from 
 
 # Pages the site makes from files outside docs/: site path -> repository path.
 OUTSIDE = {"index.md": "README.md", "spec.md": "spec.md"}
+# The Quickstart page: these sections of the README, as they are (one text, no drift).
+QUICKSTART = ("Install", "Quickstart")
 _LINK = re.compile(r"(!?)\[([^\]\n]*)\]\(([^)\s]+)\)")
 _FENCE = re.compile(r"^(```|~~~)", re.MULTILINE)
 
@@ -32,12 +35,29 @@ def on_files(files: Files, config: Any) -> Files:
         text = (ROOT / source).read_text(encoding="utf-8")
         files.append(File.generated(config, page, content=text))
     files.append(File.generated(config, "cli.md", content=cli_reference()))
+    files.append(File.generated(config, "quickstart.md", content=quickstart()))
     return files
+
+
+def quickstart() -> str:
+    """The Quickstart page: the README's ``QUICKSTART`` sections under a title of their own."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    sections = re.split(r"^(?=## )", readme, flags=re.MULTILINE)
+    kept = {s.split("\n", 1)[0][3:].strip(): s for s in sections if s.startswith("## ")}
+    missing = [title for title in QUICKSTART if title not in kept]
+    if missing:
+        raise ValueError(f"README.md has no section {missing} for the Quickstart page")
+    intro = (
+        "# Quickstart\n\nFrom nothing to a validated, edited and loaded package: install ptn,"
+        " then run each step on the bundled examples (the README's first steps).\n\n"
+    )
+    return intro + "".join(kept[title] for title in QUICKSTART)
 
 
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str:
     """Links as the site resolves them, outside fenced code."""
-    source = OUTSIDE.get(page.file.src_uri, f"docs/{page.file.src_uri}")
+    made_from = {**OUTSIDE, "quickstart.md": "README.md"}
+    source = made_from.get(page.file.src_uri, f"docs/{page.file.src_uri}")
     here = posixpath.dirname(source)
     parts = _FENCE.split(markdown)
     # split() with one group gives: text, fence, block-and-text, fence, ...; rewrite the

@@ -87,7 +87,7 @@ def validate(
     """
     from ptn.cli.report import apply_strict, dumps_report, is_valid, safe, text_report
     from ptn.cli.runner import default_jobs, find_packages, max_jobs, run_all
-    from ptn.core.errors import Finding
+    from ptn.core.errors import Finding, verdict
 
     if jobs is not None and jobs > max_jobs():
         raise UsageProblem(
@@ -144,9 +144,8 @@ def validate(
     else:
         click.echo(text_report(results, colour=sys.stdout.isatty(), signatures=signatures))
     mention_stale_temp_files(files)
-    not_verdicts = {"ptn-io-error", "ptn-internal-error"}  # exit 2: the file was not checked
-    io_error = any(f.rule in not_verdicts for _, fs in results for f in fs)
-    if problems or io_error:
+    # exit 2: a file was not checked (the summary counts it apart, as "not checked")
+    if problems or any(verdict(fs) == "unchecked" for _, fs in results):
         sys.exit(2)
     sys.exit(0 if all(is_valid(fs) for _, fs in results) else 1)
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from ptn import SPEC_VERSION, __version__
 from ptn.cli.links import rule_url
-from ptn.core.errors import Finding
+from ptn.core.errors import Finding, verdict
 
 NO_TRUST_HINT = "give --public-key, --certificate-chain, or --identity and --issuer to verify it"
 """What a signature that was not checked needs (``validate``, ``inspect``)."""
@@ -55,11 +55,14 @@ def is_valid(findings: Sequence[Finding]) -> bool:
 
 
 def summary(results: Sequence[tuple[str, list[Finding]]]) -> dict[str, int]:
-    valid = sum(is_valid(f) for _, f in results)
+    """The counts of schema/report.schema.json: a file not checked (``ptn-io-error``,
+    ``ptn-internal-error``: exit 2) is ``unchecked``, never ``invalid``."""
+    verdicts = [verdict(f) for _, f in results]
     return {
         "files": len(results),
-        "valid": valid,
-        "invalid": len(results) - valid,
+        "valid": verdicts.count("valid"),
+        "invalid": verdicts.count("invalid"),
+        "unchecked": verdicts.count("unchecked"),
         "errors": sum(1 for _, fs in results for f in fs if f.severity == "error"),
         "warnings": sum(1 for _, fs in results for f in fs if f.severity == "warning"),
         "advice": sum(1 for _, fs in results for f in fs if f.severity == "advice"),
@@ -137,8 +140,9 @@ def text_report(
     if signatures:
         lines += [line for c in signatures.values() if (line := signature_line(c)) is not None]
     s = summary(results)
+    unchecked = f", {s['unchecked']} not checked" if s["unchecked"] else ""
     lines.append(
-        f"{count(s['files'], 'file')}: {s['valid']} valid, {s['invalid']} invalid "
+        f"{count(s['files'], 'file')}: {s['valid']} valid, {s['invalid']} invalid{unchecked} "
         f"({count(s['errors'], 'error')}, {count(s['warnings'], 'warning')}"
         + (f", {s['advice']} advice" if s["advice"] else "")
         + ")"

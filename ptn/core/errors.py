@@ -291,3 +291,19 @@ class Report:
     def advice(self) -> list[Finding]:
         """What a rewrite would improve (``ptn repack``): neither an error nor a warning."""
         return [f for f in self.findings if f.severity == "advice"]
+
+
+NO_VERDICT = frozenset({"ptn-io-error", "ptn-internal-error"})
+"""Rules that say a file was not checked (unreadable, or ptn failed): not a verdict on it."""
+
+Verdict = Literal["valid", "invalid", "unchecked"]
+
+
+def verdict(findings: Iterable[Finding]) -> Verdict:
+    """What a file's findings say of it: ``unchecked`` when one of them is a ``NO_VERDICT``
+    rule (``ptn validate`` exits 2, and counts it apart from the invalid ones), else
+    ``invalid`` when one is an error, else ``valid``."""
+    errors = [f.rule for f in findings if f.severity == "error"]
+    if NO_VERDICT.intersection(errors):
+        return "unchecked"
+    return "invalid" if errors else "valid"

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ptn.package.read import load
-from ptn.package.write import save_package, warn_saved
+from ptn.package.write import NO_PROGRAM, save_package, warn_saved
 
 if TYPE_CHECKING:
     from ptn.metadata.document import Metadata
@@ -33,12 +33,15 @@ def save_file(
     tensors: Mapping[str, np.ndarray],
     path: str | os.PathLike[str],
     *,
-    program: bytes | bytearray | memoryview,
+    program: bytes | bytearray | memoryview | None = None,
     metadata: Mapping[str, Any] | Metadata | PtnMetadata | None = None,
     mutable_keys: Iterable[str] | None = None,
 ) -> None:
     """Write numpy arrays as a package, like safetensors' ``save_file`` plus the program.
 
+    ``program`` (program.ptg's bytes) is required, as a keyword: without it, a TypeError
+    says why a package needs one and how to get it (``ptn.executorch.save`` writes an
+    ExecuTorch export's program and constants in one call).
     ``ptn.save`` does the work: same validation, deduplication and atomic write. The
     program says which constants are mutable (never deduplicated) and which it binds:
     constants that contradict it raise ``PtnError`` before anything is written, and a
@@ -47,7 +50,15 @@ def save_file(
     can, it must name exactly the keys the program mutates (``ptg-mutable-keys-mismatch``).
     """
     check_tensors(tensors, np.ndarray, "numpy.ndarray", "ptn.torch.save_file takes torch tensors")
-    warn_saved(save_package(path, program, tensors, metadata, mutable_keys), stacklevel=3)
+    found = save_package(path, given(program), tensors, metadata, mutable_keys)
+    warn_saved(found, stacklevel=3)
+
+
+def given(program: bytes | bytearray | memoryview | None) -> bytes | bytearray | memoryview:
+    """``save_file``'s program; without one, a TypeError that says why a package needs it."""
+    if program is None:
+        raise TypeError(NO_PROGRAM)
+    return program
 
 
 def check_tensors(tensors: object, kind: type, kind_name: str, other: str) -> None:

@@ -10,7 +10,7 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ptn.interop.numpy import check_tensors
+from ptn.interop.numpy import check_tensors, given
 from ptn.package.read import load
 from ptn.package.write import save_package, warn_saved
 from ptn.safetensors.frameworks import to_numpy, to_torch, torch_module
@@ -41,12 +41,15 @@ def save_file(
     tensors: Mapping[str, Any],
     path: str | os.PathLike[str],
     *,
-    program: bytes | bytearray | memoryview,
+    program: bytes | bytearray | memoryview | None = None,
     metadata: Mapping[str, Any] | Metadata | PtnMetadata | None = None,
     mutable_keys: Iterable[str] | None = None,
 ) -> None:
     """Write torch tensors as a package, like safetensors' ``save_file`` plus the program.
 
+    ``program`` (program.ptg's bytes) is required, as a keyword: without it, a TypeError
+    says why a package needs one and how to get it (``ptn.executorch.save`` writes an
+    ExecuTorch export's program and constants in one call).
     ``ptn.save`` does the work: same validation, deduplication and atomic write. The
     program says which constants are mutable (never deduplicated) and which it binds:
     constants that contradict it raise ``PtnError`` before anything is written, and a
@@ -57,4 +60,5 @@ def save_file(
     check_tensors(
         tensors, torch_module().Tensor, "torch.Tensor", "ptn.numpy.save_file takes arrays"
     )
-    warn_saved(save_package(path, program, tensors, metadata, mutable_keys), stacklevel=3)
+    found = save_package(path, given(program), tensors, metadata, mutable_keys)
+    warn_saved(found, stacklevel=3)

@@ -70,6 +70,21 @@ def _as_numpy(value: Any, key: str) -> np.ndarray:
     )
 
 
+NO_PROGRAM = (
+    "no program given: a .ptn needs one. program.ptg is what ExecuTorch's runtime runs, and "
+    "it says which constants each method binds and which it updates in place, so tensors "
+    "alone are not a package (to store tensors alone, write a .safetensors file). Two ways "
+    "to get one: export the model with ExecuTorch and write it with ptn.executorch.save("
+    "torch.export.export(model, example_inputs), path), which writes the program and its "
+    "constants in one call (pip install 'ptn-tools[executorch]'); or pass program=, the "
+    "bytes of a program.ptg: an existing package's (with ptn.load(path) as pkg: program = "
+    "bytes(pkg.program)), or, for tests, ptn.testing.program_for(tensors), which binds the "
+    "tensors but computes nothing"
+)
+"""The TypeError of a save without a program (``ptn.save``, ``ptn.torch``/``ptn.numpy``'s
+``save_file``): what a safetensors user types first."""
+
+
 def _check_argument_types(
     program: object, constants: object, metadata: object, mutable_keys: object
 ) -> set[str] | None:
@@ -77,6 +92,8 @@ def _check_argument_types(
 
     Returns ``mutable_keys`` as a set (it may be a one-shot iterator), None when not given.
     """
+    if program is None:
+        raise TypeError(NO_PROGRAM)
     if not isinstance(program, (bytes, bytearray, memoryview)):
         raise TypeError(
             f"program must be bytes, bytearray or memoryview (the FlatBuffer), "

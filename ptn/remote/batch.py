@@ -18,11 +18,11 @@ from collections.abc import Iterable, Iterator, Sequence
 from itertools import islice
 from typing import IO, Any, Literal
 
-from ptn.core.errors import Finding
+from ptn.core.errors import Finding, verdict
 from ptn.remote.sources import TransferStats
 from ptn.remote.validate import validate
 
-_COUNTS = ("files", "valid", "invalid", "errors", "warnings", "advice")
+_COUNTS = ("files", "valid", "invalid", "unchecked", "errors", "warnings", "advice")
 
 
 def check(
@@ -84,8 +84,8 @@ def validate_many(
     ``engine="dask"`` submits batches of ``batch_size`` targets to ``client`` (default:
     the current ``distributed`` client) and keeps four per worker thread in flight (a task
     costs the scheduler milliseconds: batches amortise it).
-    The counts (files, valid, invalid, errors, warnings, advice: the ``summary`` of ``ptn
-    validate --json``) are also written as JSON to ``summary`` when given.
+    The counts (files, valid, invalid, unchecked, errors, warnings, advice: the ``summary``
+    of ``ptn validate --json``) are also written as JSON to ``summary`` when given.
     """
     if engine not in ("local", "dask"):
         raise ValueError(f"validate_many: engine must be 'local' or 'dask', not {engine!r}")
@@ -121,9 +121,8 @@ def _write(batches: Iterable[list[str]], out: IO[str], counts: dict[str, int]) -
         for line in lines:
             out.write(line + "\n")
             findings = json.loads(line)["findings"]
-            valid = not any(f["severity"] == "error" for f in findings)
             counts["files"] += 1
-            counts["valid" if valid else "invalid"] += 1
+            counts[verdict(Finding(**f) for f in findings)] += 1
             counts["errors"] += sum(f["severity"] == "error" for f in findings)
             counts["warnings"] += sum(f["severity"] == "warning" for f in findings)
             counts["advice"] += sum(f["severity"] == "advice" for f in findings)

@@ -108,6 +108,15 @@ class _Answer(http.client.HTTPResponse):
         self._wire.header_left = None  # the body: bounded by the range, not the budget
 
 
+IGNORES_RANGE = (
+    "the server answered 200 with the whole file: it ignores the Range header, and ptn "
+    "reads a URL by range requests only, so it did not download it and the file was not "
+    "checked. To check it, download it (curl -fLO URL) and validate the local file, or "
+    "serve it from a server that honours Range requests (most web servers, CDNs and "
+    "object stores do; python -m http.server does not)"
+)
+"""The ``ptn-io-error`` of a server that ignores ``Range`` (docs/ci.md): what to do instead."""
+
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)\s*$")
 _UNSATISFIED = re.compile(r"bytes \*/(\d+)\s*$")
 
@@ -295,12 +304,7 @@ class HttpSource:
         """
         if response.status == 200:
             self._discard(response)
-            raise io_error(
-                self.name,
-                "the server ignored the Range header (it answered 200 with the whole "
-                "file); ptn reads remote packages by range requests only and did not "
-                "download it",
-            )
+            raise io_error(self.name, IGNORES_RANGE)
         if response.status == 412:
             self._discard(response)
             raise io_error(self.name, "the file changed on the server while it was read")

@@ -100,13 +100,21 @@ function byCodePoint(a, b) {
 
 const isValid = (findings) => !findings.some((f) => f.severity === "error");
 
+/** "unchecked" (exit 2: no verdict on the file), "invalid" or "valid", as Python's verdict(). */
+function verdict(findings) {
+  const errors = findings.filter((f) => f.severity === "error");
+  if (errors.some((f) => NOT_VERDICTS.has(f.rule))) return "unchecked";
+  return errors.length ? "invalid" : "valid";
+}
+
 function summary(results) {
-  const valid = results.filter((r) => isValid(r.findings)).length;
+  const verdicts = results.map((r) => verdict(r.findings));
   const all = results.flatMap((r) => r.findings);
   return {
     files: results.length,
-    valid,
-    invalid: results.length - valid,
+    valid: verdicts.filter((v) => v === "valid").length,
+    invalid: verdicts.filter((v) => v === "invalid").length,
+    unchecked: verdicts.filter((v) => v === "unchecked").length,
     errors: all.filter((f) => f.severity === "error").length,
     warnings: all.filter((f) => f.severity === "warning").length,
     advice: all.filter((f) => f.severity === "advice").length,
@@ -136,8 +144,9 @@ function textReport(results, colour) {
     }
   }
   const s = summary(results);
+  const unchecked = s.unchecked ? `, ${s.unchecked} not checked` : "";
   lines.push(
-    `${count(s.files, "file")}: ${s.valid} valid, ${s.invalid} invalid ` +
+    `${count(s.files, "file")}: ${s.valid} valid, ${s.invalid} invalid${unchecked} ` +
       `(${count(s.errors, "error")}, ${count(s.warnings, "warning")}` +
       `${s.advice ? `, ${s.advice} advice` : ""})`,
   );
@@ -184,8 +193,7 @@ async function main() {
   } else {
     process.stdout.write(textReport(results, Boolean(process.stdout.isTTY)) + "\n");
   }
-  const ioError = results.some((r) => r.findings.some((f) => NOT_VERDICTS.has(f.rule)));
-  if (problems.length || ioError) return 2;
+  if (problems.length || results.some((r) => verdict(r.findings) === "unchecked")) return 2;
   return results.every((r) => isValid(r.findings)) ? 0 : 1;
 }
 
