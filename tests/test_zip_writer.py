@@ -292,3 +292,44 @@ def test_small_chunks_then_a_large_one_read_back(declared: bool) -> None:
     (member,) = members
     assert archive[member.data_offset : member.data_offset + member.size] == data
     assert check_crc(archive, member) is None
+
+
+@pytest.mark.parametrize("declared", [True, False])
+def test_hundreds_of_small_chunks_between_large_ones_read_back(declared: bool) -> None:
+    """Runs of small chunks long enough to be flushed as gathered blocks mid-run, between
+    chunks too large to gather: every byte reads back in order, by zipfile and by ptn.
+
+    The chunks are distinct (a counter in each), so a block written twice, dropped,
+    reordered or joined with anything between its pieces changes the data read back.
+    """
+    gather, block = writer_module._GATHER_BELOW, writer_module._POOL_MIN_CHUNK
+    sizes = [1, 7, 100, 4095, 4096, gather // 2, gather - 1]  # all below the threshold
+
+    def run(seed: int) -> list[bytes]:
+        out, total, i = [], 0, 0
+        while total < 2 * block + 12345:  # at least two full gathered blocks, then a rest
+            n = sizes[(seed + i) % len(sizes)]
+            out.append(((seed * 7919 + i).to_bytes(4, "little") * (n // 4 + 1))[:n])
+            total += n
+            i += 1
+        # then a few tiny ones: several pieces are pending when the run ends
+        return out + [bytes([seed, k]) * k for k in range(1, 10)]
+
+    large = [bytes([k]) * gather + os.urandom(17) for k in range(1, 4)]  # at the threshold
+    chunks = [*run(0), large[0], *run(1), large[1], large[2], *run(2)]
+    assert len(chunks) > 300 and all(len(c) < gather for c in run(0))
+    data = b"".join(chunks)
+    out = io.BytesIO()
+    with ZipWriter(out) as zw:
+        written = zw.add("x.bin", chunks, size=len(data) if declared else None)
+        zw.add("after", [b"end"], size=3)
+    archive = out.getvalue()
+    assert written.size == len(data) and written.crc32 == zlib.crc32(data)
+    assert _read_back(archive) == {"x.bin": data, "after": b"end"}
+    members, findings = read_members(archive)
+    assert findings == []
+    by_name = {m.name: m for m in members}
+    member = by_name["x.bin"]
+    assert archive[member.data_offset : member.data_offset + member.size] == data
+    assert check_crc(archive, member) is None
+    assert archive[by_name["after"].data_offset :][:3] == b"end"
