@@ -344,6 +344,7 @@ def test_hundreds_of_small_tensors_between_large_ones_round_trip(tmp_path: Path)
     assert image in data
     assert ptn.validate(path, deep=True).errors == []
 
+
 @pytest.mark.parametrize("dtype", DTYPE_NAMES)
 def test_safetensors_numpy_loads_each_dtype(tmp_path: Path, dtype: str) -> None:
     if dtype in NUMPY_UNLOADABLE:
