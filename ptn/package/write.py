@@ -268,7 +268,7 @@ class _Planned(Mapping[str, TensorInfo]):
 
 @dataclass(frozen=True)
 class CopiedData:
-    """Member data taken from another file as it is, with its known CRC-32."""
+    """Member data taken from another file as it is, checked against its known CRC-32."""
 
     fd: int
     offset: int
