@@ -34,6 +34,7 @@ from hypothesis import strategies as st
 
 import ptn
 import ptn.package.read
+import ptn.package.rewrite
 import ptn.package.write
 from ptn.core.errors import PtnError
 from ptn.core.names import ALIASES, METADATA, PTG, SAFETENSORS
@@ -912,7 +913,7 @@ def test_zip64_forced_at_a_small_threshold(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: int
 ) -> None:
     monkeypatch.setattr(
-        ptn.package.write, "ZipWriter", functools.partial(ZipWriter, zip64_limit=limit)
+        ptn.package.rewrite, "ZipWriter", functools.partial(ZipWriter, zip64_limit=limit)
     )
     constants = _constants()
     constants["alias"] = constants["w0"].copy()

@@ -20,10 +20,7 @@ from ptn.core.names import ALIASES, KNOWN, METADATA, PTG, SAFETENSORS
 from ptn.metadata.document import Metadata
 from ptn.package.atomic import EditSource, edit_lock, replace_file
 from ptn.package.read import Package
-from ptn.package.source import FileSource
-from ptn.package.sparse import SparseBuffer, fetch_for_stages
-from ptn.package.validate import check_package
-from ptn.package.write import (
+from ptn.package.rewrite import (
     CopiedData,
     MemberSource,
     check_written,
@@ -31,6 +28,9 @@ from ptn.package.write import (
     write_atomically,
     write_failed,
 )
+from ptn.package.source import FileSource
+from ptn.package.sparse import SparseBuffer, fetch_for_stages
+from ptn.package.validate import check_package
 from ptn.zip import Member
 from ptn.zip.decoy import DecoyScan, scans
 from ptn.zip.inflate import inflate_pieces
