@@ -38,11 +38,12 @@ def make_package(path: Path, size: int) -> None:
     ptn.save(path, program_for(constants), constants, {"get_max_context_len": 2048})
 
 
-def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """Wall time and CPU time (user + system) of one run of ``cmd``."""
+def timed(cmd: list[str], env: dict[str, str] | None, cwd: str) -> tuple[float, float]:
+    """Wall time and CPU time (user + system) of one run of ``cmd``, from ``cwd`` (not the
+    checkout: ``python -m`` would import the ptn there before PYTHONPATH's)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(cmd, check=True, capture_output=True, env=env)
+    subprocess.run(cmd, check=True, capture_output=True, env=env, cwd=cwd)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -57,6 +58,11 @@ def main() -> None:
     parser.add_argument("--size-gib", type=float, default=0.5)
     parser.add_argument("--repeat", type=int, default=9)
     parser.add_argument("--dir", default=None, help="where to write (default: a temp dir)")
+    parser.add_argument(
+        "--also",
+        metavar="CHECKOUT",
+        help="time the ptn of another checkout too, in the same rounds (a before/after)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         src = Path(tmp) / "model.ptn"
@@ -70,14 +76,23 @@ def main() -> None:
         cp_cmd = ["cp", str(src), copy]
         # ptn fsyncs before its rename (durability is part of atomicity); cp does not.
         cp_sync_cmd = ["sh", "-c", f'cp "{src}" "{copy}" && sync "{copy}"']
-        jobs = (("cp", cp_cmd), ("cp + sync", cp_sync_cmd), ("ptn metadata set -o", ptn_cmd))
+        envs = {"ptn metadata set -o": env}
+        jobs = [("cp", cp_cmd), ("cp + sync", cp_sync_cmd), ("ptn metadata set -o", ptn_cmd)]
+        if args.also:
+            other = Path(args.also).resolve()
+            envs[f"  ... {other.name}"] = {
+                **env,
+                "PYTHONPATH": os.pathsep.join([str(other), str(other / "generated" / "python")]),
+                "PYTHONPYCACHEPREFIX": str(Path(tmp) / "pycache-also"),
+            }
+            jobs.append((f"  ... {other.name}", ptn_cmd))
         print(f"load average (1, 5, 15 min) before: {load()}")
-        for _, cmd in jobs:
-            timed(cmd, env)  # warm-up: page cache, bytecode cache, first-touch costs
+        for name, cmd in jobs:  # warm-up: page cache, bytecode cache, first-touch costs
+            timed(cmd, envs.get(name), tmp)
         samples: dict[str, list[tuple[float, float]]] = {name: [] for name, _ in jobs}
         for _ in range(args.repeat):  # interleaved rounds: noise hits every job alike
             for name, cmd in jobs:
-                samples[name].append(timed(cmd, env))
+                samples[name].append(timed(cmd, envs.get(name), tmp))
         rows = {name: statistics.median(w for w, _ in runs) for name, runs in samples.items()}
         print(f"package: {size / (1 << 30):.2f} GiB; medians of {args.repeat} runs")
         for name, seconds in rows.items():

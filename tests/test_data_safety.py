@@ -294,6 +294,50 @@ def test_an_overwrite_behind_the_copy_is_found_on_second_timestamps(
     assert temp_names(tmp_path) == []
 
 
+@pytest.mark.parametrize("fraction", [0.2, 0.5, 0.8])
+@pytest.mark.parametrize("where", ["ahead", "behind"])
+def test_a_same_size_overwrite_during_a_repack_is_found(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    big_package: bytes,
+    fraction: float,
+    where: str,
+) -> None:
+    """``ptn repack`` streams each member (its CRC-32 checked as it passes) rather than
+    copying it: a write by another program, its modification time put back, is found
+    there too. The stream is stepped through ZipWriter._emit."""
+    import ptn.zip.writer as writer_module
+
+    pkg = tmp_path / "m.ptn"
+    pkg.write_bytes(big_package)
+    size = len(big_package)
+    real = writer_module.ZipWriter._emit
+    state = {"written": 0, "done": False}
+
+    def stepping(self: object, view: memoryview, crc: object) -> object:
+        if not state["done"] and state["written"] >= fraction * size:
+            state["done"] = True
+            at = state["written"] + (1 << 20 if where == "ahead" else -(1 << 20))
+            before = os.stat(pkg)
+            with open(pkg, "r+b") as f:
+                f.seek(at)
+                old = f.read(4096)
+                f.seek(at)
+                f.write(bytes(b ^ 0xA5 for b in old))
+            os.utime(pkg, ns=(before.st_atime_ns, before.st_mtime_ns))
+        state["written"] += len(view)
+        return real(self, view, crc)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(writer_module.ZipWriter, "_emit", stepping)
+    with pytest.raises(PtnError) as raised:
+        ptn.repack(pkg)
+    assert state["done"]
+    assert raised.value.rule == "ptn-concurrent-modification"
+    after = pkg.read_bytes()
+    assert len(after) == size and after != big_package  # as the other program left it
+    assert temp_names(tmp_path) == []
+
+
 def test_the_cli_says_which_rule_and_exits_1(tmp_path: Path, big_package: bytes) -> None:
     """``ptn metadata set`` while another program overwrites the package: exit 1, the rule
     named, the package as the other program left it."""
