@@ -12,8 +12,6 @@ from __future__ import annotations
 import io
 import os
 import struct
-import threading
-import time
 import zipfile
 import zlib
 from pathlib import Path
@@ -242,84 +240,6 @@ def test_bad_names_and_too_many_members(monkeypatch: pytest.MonkeyPatch) -> None
 def test_one_crc_helper_per_process() -> None:
     """The pool is made once per process (a forked child makes its own: test_data_safety)."""
     assert writer_module._crc_pool() is writer_module._crc_pool()
-
-
-@pytest.mark.parametrize("at", [None, 100, 9000])
-def test_a_large_copy_goes_in_two_halves(
-    tmp_path: Path, source: tuple[int, bytes], monkeypatch: pytest.MonkeyPatch, at: int | None
-) -> None:
-    """Past ``_COPY_SPLIT_FROM`` the halves are copied at once, their CRC-32s combined: the
-    bytes read back whole, and a byte changed in either half is still zip-crc-mismatch."""
-    fd, payload = source
-    monkeypatch.setattr(writer_module, "_COPY_SPLIT_FROM", 4096)
-    monkeypatch.setattr(writer_module, "_COPY_BLOCK", 1000)
-    threads = set()
-    real = writer_module._read_into
-
-    def noting(src: int, view: memoryview, offset: int) -> int:
-        threads.add(threading.get_ident())
-        return real(src, view, offset)
-
-    monkeypatch.setattr(writer_module, "_read_into", noting)
-    if at is None:
-        got = _read_back(_copy_archive(tmp_path, fd, len(payload), zlib.crc32(payload)))
-        assert got["copied"] == payload
-        assert len(threads) == 2
-        return
-    changed = bytearray(payload)
-    changed[at] ^= 1
-    path = tmp_path / "changed.bin"
-    path.write_bytes(b"HEAD" + changed + b"TAIL")
-    other = os.open(path, os.O_RDONLY)
-    try:
-        with pytest.raises(PtnError) as err:
-            _copy_archive(tmp_path, other, len(payload), zlib.crc32(payload))
-    finally:
-        os.close(other)
-    assert err.value.rule == "zip-crc-mismatch"
-    assert f"CRC-32 {zlib.crc32(changed):08x}" in err.value.message
-
-
-@pytest.mark.parametrize("short", [3000, 9000])
-def test_a_short_source_in_either_half(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, short: int
-) -> None:
-    monkeypatch.setattr(writer_module, "_COPY_SPLIT_FROM", 4096)
-    path = tmp_path / "short.bin"
-    path.write_bytes(b"x" * short)
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        with pytest.raises(PtnError) as err, (tmp_path / "o.zip").open("wb") as f:
-            with ZipWriter(f) as zw:
-                zw.add_copy("short", fd, 0, 12000, 0)
-    finally:
-        os.close(fd)
-    assert err.value.rule == "ptn-io-error"
-    assert f"member 'short' ended after {short} of its 12000 bytes" in err.value.message
-
-
-def test_a_failing_half_waits_for_the_other(
-    tmp_path: Path, source: tuple[int, bytes], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """When one half fails, the copy ends only once the other half stopped writing: the
-    caller then removes the file, which nothing may write to afterwards."""
-    fd, payload = source
-    monkeypatch.setattr(writer_module, "_COPY_SPLIT_FROM", 4096)
-    real = writer_module._read_into
-    finished = []
-
-    def failing(src: int, view: memoryview, offset: int) -> int:
-        if threading.current_thread() is threading.main_thread():
-            raise OSError(5, "Input/output error")
-        time.sleep(0.2)
-        n = real(src, view, offset)
-        finished.append(offset)
-        return n
-
-    monkeypatch.setattr(writer_module, "_read_into", failing)
-    with pytest.raises(OSError, match="Input/output error"):
-        _copy_archive(tmp_path, fd, len(payload), zlib.crc32(payload))
-    assert finished  # the other half had finished when the error came out
 
 
 def test_add_copy_starts_writeback_as_it_copies(

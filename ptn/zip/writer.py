@@ -108,10 +108,6 @@ the read through the CRC-32 to the write. Measured on a 512 MiB edit (bench_rewr
 package): 1-4 MiB cost the least CPU; 256 KiB 10% more (more calls), 16 MiB far more."""
 _WRITEBACK_EVERY = 16 << 20
 """Streamed data is handed to the disk in pieces of this size, as it is written."""
-_COPY_SPLIT_FROM = 16 << 20
-"""A copy at least this large goes in two halves at once, the second on the helper thread
-(reads, CRC-32 and writes all release the GIL): on a machine with a core free, half the
-time; a smaller one is not worth the thread hop."""
 
 
 @functools.cache
@@ -248,34 +244,21 @@ class ZipWriter:
         written, so the CRC-32 of exactly what was written is checked against ``crc`` at
         no extra pass: bytes that do not match it (a corrupt source, or one another program
         changed while it was copied) raise ``zip-crc-mismatch``, and the member is left
-        incomplete (the archive cannot be closed). A large copy goes in two halves at
-        once (``_COPY_SPLIT_FROM``), their CRC-32s combined.
+        incomplete (the archive cannot be closed).
         """
         return self._add(name, size, lambda: self._copy(name, src_fd, offset, size, crc))
 
     def _copy(self, name: str, src_fd: int, offset: int, size: int, crc: int) -> tuple[int, int]:
         self._f.flush()
         dst_fd = self._f.fileno()
-        at = self._base + self._pos
-        half = size // 2 if size >= _COPY_SPLIT_FROM else size
-        second = None
-        if half < size:
-            rest = size - half
-            second = _crc_pool().submit(_copy_range, src_fd, offset + half, dst_fd, at + half, rest)
-        try:
-            done, value = _copy_range(src_fd, offset, dst_fd, at, half)
-        finally:  # never return while the other half may still write
-            later = second.result() if second is not None else (0, 0)
-        if done == half and second is not None:
-            done += later[0]
-            value = isal_zlib.crc32_combine(value, later[1], later[0])
+        done, value = _copy_range(src_fd, offset, dst_fd, self._base + self._pos, size)
         if done != size:  # the source file is shorter than when it was read
             raise PtnIOError(
                 f"the source of member '{name}' ended after {done} of its {size} bytes "
                 "(the file was truncated while it was copied)"
             )
         self._pos += size
-        self._sent = self._pos  # each half handed its own data to the disk
+        self._sent = self._pos  # the copy handed its own data to the disk
         self._f.seek(self._base + self._pos)
         if value != crc:
             raise PtnError(
