@@ -319,17 +319,13 @@ class ZipWriter:
         else:
             result = (value, _crc_pool().submit(isal_zlib.crc32, view, value))
         self._write(view)
-        self._start_writeback_every()
-        return result
-
-    def _start_writeback_every(self) -> None:
-        """Hand the data written since the last hint to the disk, every ``_WRITEBACK_EVERY``
-        bytes: the fsync before the rename then finds most of it on disk; a small file is
-        left to that fsync (one hint more costs it more than it saves)."""
         if self._fd is not None and self._pos - self._sent >= _WRITEBACK_EVERY:
+            # The fsync before the rename then finds most of it on disk; a small file
+            # is left to that fsync (one hint more costs it more than it saves).
             self._f.flush()
             _start_writeback(self._fd, self._base + self._sent, self._pos - self._sent)
             self._sent = self._pos
+        return result
 
     def _add(
         self, name: str, size: int | None, write_data: Callable[[], tuple[int, int]]
