@@ -164,11 +164,12 @@ def settle_wait_ns(identity: Identity, now_ns: int) -> int:
 
     A write stamps the file with the kernel's clock, rounded down to the file system's
     step: within the step of the last change, a second change can leave the change time as
-    it was ("racy" timestamps). Past ``ctime + step + tick``, it cannot.
+    it was ("racy" timestamps). Past ``ctime + step + tick``, it cannot. The step is judged
+    from the change time alone: the modification time may be anything a program set
+    (``touch -d``, an archive's whole seconds).
     """
     ctime = identity.ctime_ns
-    wait = ctime + max(timestamp_step_ns(ctime), timestamp_step_ns(identity.mtime_ns))
-    wait += CLOCK_TICK_NS - now_ns
+    wait = ctime + timestamp_step_ns(ctime) + CLOCK_TICK_NS - now_ns
     return wait if 0 < wait <= SETTLE_MAX_NS else 0
 
 
