@@ -174,16 +174,201 @@ def test_rewrite_metadata_in_process(tmp_path: Path) -> None:
     assert ptn.validate(pkg, deep=True).valid
 
 
-def test_copy_without_copy_file_range(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The pread/write fallback of the member copy (old kernels, other file systems)."""
-    pkg = make(tmp_path / "m.ptn")
+# A second program writing in place during an edit: the same bytes count overwritten,
+# ahead of the copy, just behind it, or in the middle of the file, when the copy is 20%,
+# 50% or 80% done. The copy is stepped through ptn.zip.writer._read_into, so the write
+# lands at exactly that point (no race between threads).
 
-    def unsupported(*args: object) -> int:
-        raise OSError(38, "Function not implemented")
+BIG_TENSORS = 8  # of 4 MiB each: a 32 MiB package, 32 blocks of the copy
 
-    monkeypatch.setattr(os, "copy_file_range", unsupported)
-    ptn.rewrite_metadata(pkg, {"x": 2}, output=tmp_path / "out.ptn")
-    assert ptn.validate(tmp_path / "out.ptn", deep=True).valid
+
+@pytest.fixture(scope="module")
+def big_package(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    rng = np.random.default_rng(40)
+    constants = {f"layer.{i}": rng.random(1 << 20, dtype=np.float32) for i in range(BIG_TENSORS)}
+    path = tmp_path_factory.mktemp("big") / "big.ptn"
+    ptn.save(path, program_for(constants), constants, {"get_vocab_size": 64})
+    return path.read_bytes()
+
+
+def _overwrite_during_copy(
+    monkeypatch: pytest.MonkeyPatch, pkg: Path, fraction: float, where: str, *, keep_mtime: bool
+) -> None:
+    """Arrange for another program to overwrite 4 KiB of ``pkg`` in place (same size) when
+    the edit's copy is ``fraction`` done: ``where`` 1 MiB ahead of the block being read,
+    1 MiB behind it, or in the middle of the file."""
+    import ptn.zip.writer as writer_module
+
+    size = pkg.stat().st_size
+    to_copy = size - 2 * 4096  # about what the copy reads: all but headers and directory
+    real = writer_module._read_into
+    state = {"copied": 0, "done": False}
+
+    def stepping(fd: int, view: memoryview, offset: int) -> int:
+        if not state["done"] and state["copied"] >= fraction * to_copy:
+            state["done"] = True
+            at = {
+                "ahead": offset + (1 << 20),
+                "behind": offset - (1 << 20),
+                "middle": size // 2,
+            }[where]
+            before = os.stat(pkg)
+            with open(pkg, "r+b") as f:  # not ptn: no lock, no rename
+                f.seek(at)
+                old = f.read(4096)
+                f.seek(at)
+                f.write(bytes(b ^ 0xA5 for b in old))
+            if keep_mtime:  # as rsync --inplace or touch -r would: only ctime tells
+                os.utime(pkg, ns=(before.st_atime_ns, before.st_mtime_ns))
+        n = real(fd, view, offset)
+        state["copied"] += n
+        return n
+
+    monkeypatch.setattr(writer_module, "_read_into", stepping)
+
+
+@pytest.mark.parametrize("fraction", [0.2, 0.5, 0.8])
+@pytest.mark.parametrize("where", ["ahead", "behind", "middle"])
+def test_a_same_size_overwrite_during_the_copy_is_found(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    big_package: bytes,
+    fraction: float,
+    where: str,
+) -> None:
+    pkg = tmp_path / "m.ptn"
+    pkg.write_bytes(big_package)
+    _overwrite_during_copy(monkeypatch, pkg, fraction, where, keep_mtime=where != "middle")
+    with pytest.raises(PtnError) as raised:
+        edit_metadata(pkg, lambda values: {**values, "x": 1})
+    assert raised.value.rule == "ptn-concurrent-modification"
+    assert "nothing was written" in raised.value.message
+    after = pkg.read_bytes()
+    assert len(after) == len(big_package) and after != big_package  # as the other left it
+    assert temp_names(tmp_path) == []
+
+
+@pytest.mark.parametrize("fraction", [0.2, 0.5, 0.8])
+def test_an_overwrite_ahead_of_the_copy_is_found_without_timestamps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, big_package: bytes, fraction: float
+) -> None:
+    """Where no timestamp moves (a shared mapping's writes to pages it dirtied before), the
+    copy's CRC-32 check still finds bytes changed ahead of it: zip-crc-mismatch."""
+    pkg = tmp_path / "m.ptn"
+    pkg.write_bytes(big_package)
+    still = ptn.package.atomic.Identity
+    monkeypatch.setattr(
+        ptn.package.atomic.Identity,
+        "of",
+        classmethod(lambda cls, st: still(st.st_dev, st.st_ino, st.st_size, 0, 0)),
+    )
+    _overwrite_during_copy(monkeypatch, pkg, fraction, "ahead", keep_mtime=True)
+    out = tmp_path / "out.ptn"
+    with pytest.raises(PtnError) as raised:
+        edit_metadata(pkg, lambda values: {**values, "x": 1}, output=out)
+    assert (raised.value.rule, raised.value.member) == ("zip-crc-mismatch", "program.safetensors")
+    assert not out.exists() and temp_names(tmp_path) == []
+
+
+def test_an_overwrite_behind_the_copy_is_found_on_second_timestamps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, big_package: bytes
+) -> None:
+    """On a file system with 1 s timestamps, a write in the second of the last change would
+    leave the change time as it was: the edit starts reading only once that second (and
+    FAT's 2 s step) is over, so the write behind the copy moves it."""
+    pkg = tmp_path / "m.ptn"
+    time.sleep(1 - time.time() % 1)  # early in a second: the write below lands in it too
+    pkg.write_bytes(big_package)  # changed just now
+    whole = ptn.package.atomic.Identity
+
+    def seconds(cls: object, st: os.stat_result) -> object:
+        rounded = [t // 10**9 * 10**9 for t in (st.st_mtime_ns, st.st_ctime_ns)]
+        return whole(st.st_dev, st.st_ino, st.st_size, *rounded)
+
+    monkeypatch.setattr(ptn.package.atomic.Identity, "of", classmethod(seconds))
+    _overwrite_during_copy(monkeypatch, pkg, 0.2, "behind", keep_mtime=True)
+    started = time.monotonic()
+    with pytest.raises(PtnError) as raised:
+        edit_metadata(pkg, lambda values: {**values, "x": 1})
+    assert raised.value.rule == "ptn-concurrent-modification"
+    assert time.monotonic() - started >= 1.0  # it waited for the change time to settle
+    assert temp_names(tmp_path) == []
+
+
+@pytest.mark.parametrize("fraction", [0.2, 0.5, 0.8])
+@pytest.mark.parametrize("where", ["ahead", "behind"])
+def test_a_same_size_overwrite_during_a_repack_is_found(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    big_package: bytes,
+    fraction: float,
+    where: str,
+) -> None:
+    """``ptn repack`` streams each member (its CRC-32 checked as it passes) rather than
+    copying it: a write by another program, its modification time put back, is found
+    there too. The stream is stepped through ZipWriter._emit."""
+    import ptn.zip.writer as writer_module
+
+    pkg = tmp_path / "m.ptn"
+    pkg.write_bytes(big_package)
+    size = len(big_package)
+    real = writer_module.ZipWriter._emit
+    state = {"written": 0, "done": False}
+
+    def stepping(self: object, view: memoryview, crc: object) -> object:
+        if not state["done"] and state["written"] >= fraction * size:
+            state["done"] = True
+            at = state["written"] + (1 << 20 if where == "ahead" else -(1 << 20))
+            before = os.stat(pkg)
+            with open(pkg, "r+b") as f:
+                f.seek(at)
+                old = f.read(4096)
+                f.seek(at)
+                f.write(bytes(b ^ 0xA5 for b in old))
+            os.utime(pkg, ns=(before.st_atime_ns, before.st_mtime_ns))
+        state["written"] += len(view)
+        return real(self, view, crc)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(writer_module.ZipWriter, "_emit", stepping)
+    with pytest.raises(PtnError) as raised:
+        ptn.repack(pkg)
+    assert state["done"]
+    assert raised.value.rule == "ptn-concurrent-modification"
+    after = pkg.read_bytes()
+    assert len(after) == size and after != big_package  # as the other program left it
+    assert temp_names(tmp_path) == []
+
+
+def test_the_cli_says_which_rule_and_exits_1(tmp_path: Path, big_package: bytes) -> None:
+    """``ptn metadata set`` while another program overwrites the package: exit 1, the rule
+    named, the package as the other program left it."""
+    pkg = tmp_path / "m.ptn"
+    pkg.write_bytes(big_package)
+    code = textwrap.dedent(
+        f"""
+        import os, sys
+        import ptn.zip.writer as w
+        real, done = w._read_into, []
+        def stepping(fd, view, offset):
+            if not done and offset >= {len(big_package) // 2}:  # half-way
+                done.append(offset)
+                with open({str(pkg)!r}, "r+b") as f:  # overwrite 4 KiB already copied
+                    f.seek(offset - (1 << 20))
+                    f.write(bytes(4096))
+            return real(fd, view, offset)
+        w._read_into = stepping
+        sys.argv = ["ptn", "metadata", "set", {str(pkg)!r}, "x=1"]
+        from ptn.cli.main import main
+        main()
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 1, result.stderr
+    assert "ptn-concurrent-modification" in result.stderr
+    assert "nothing was written" in result.stderr and "wrote" not in result.stderr
+    after = pkg.read_bytes()
+    assert len(after) == len(big_package) and after != big_package
+    assert temp_names(tmp_path) == []
 
 
 # -- 2. writes respect the file ------------------------------------------------------------
@@ -505,3 +690,25 @@ def test_lock_is_released_after_an_edit(tmp_path: Path) -> None:
     ptn.rewrite_metadata(pkg, {"x": 1})
     with open(pkg, "rb") as f:
         fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)  # would raise if still held
+
+
+def test_timestamp_steps_and_how_long_an_edit_waits_for_them() -> None:
+    from ptn.package.atomic import CLOCK_TICK_NS, Identity, settle_wait_ns, timestamp_step_ns
+
+    assert timestamp_step_ns(1_733_453_167_123_456_789) == 1  # ns timestamps
+    assert timestamp_step_ns(1_733_453_167_123_456_000) == 1_000  # µs
+    assert timestamp_step_ns(1_733_453_167_120_000_000) == 10_000_000  # 10 ms
+    assert timestamp_step_ns(1_733_453_167_000_000_000) == 2_000_000_000  # 1 s, or FAT's 2 s
+    assert timestamp_step_ns(0) == 2_000_000_000
+
+    def at(ctime: int, mtime: int | None = None) -> Identity:
+        return Identity(1, 2, 3, ctime if mtime is None else mtime, ctime)
+
+    now = 1_733_453_167_500_000_001
+    assert settle_wait_ns(at(now - 10**9 + 7), now) == 0  # changed a second ago: no wait
+    assert settle_wait_ns(at(now - 7), now) == 1 + CLOCK_TICK_NS - 7  # within a tick
+    second = now // 10**9 * 10**9  # a 1 s file system: the whole second and FAT's next
+    assert settle_wait_ns(at(second), now) == second + 2 * 10**9 + CLOCK_TICK_NS - now
+    # a modification time in whole seconds (touch -d, an archive's) says nothing of the step
+    assert settle_wait_ns(at(now - 7, mtime=second), now) == 1 + CLOCK_TICK_NS - 7
+    assert settle_wait_ns(at(now + 10 * 10**9), now) == 0  # a skewed clock: no help waiting

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import ptn
+import ptn.package.atomic
 import ptn.package.edit
 from ptn.core.errors import InvalidPackageError, PtnError
 from ptn.package.atomic import replace_file, stale_temp_files
@@ -228,16 +229,28 @@ def test_a_repack_whose_result_breaks_a_rule_writes_nothing_and_says_why(tmp_pat
 
 
 def test_an_edit_that_changes_nothing_the_clock_sees_still_notices_the_size(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Another writer appends and puts the modification time back: the size tells."""
+    """Another writer appends where no timestamp moves (the edit sees every file time as
+    0, as on a file system that keeps none): the size tells."""
     src = save(tmp_path / "m.ptn", {"w": np.arange(4, dtype=np.float32)})
-    st = src.stat()
+
+    def timeless(st: os.stat_result) -> os.stat_result:
+        times = {"st_atime_ns": 0, "st_mtime_ns": 0, "st_ctime_ns": 0}
+        return os.stat_result((*tuple(st)[:7], 0, 0, 0), times)
+
+    class Timeless:  # os, as the edit's identity checks see it
+        def __getattr__(self, name: str) -> object:
+            return getattr(os, name)
+
+        stat = staticmethod(lambda path: timeless(os.stat(path)))
+        fstat = staticmethod(lambda fd: timeless(os.fstat(fd)))
+
+    monkeypatch.setattr(ptn.package.atomic, "os", Timeless())
 
     def change(values: dict[str, object]) -> dict[str, object]:
         with open(src, "ab") as f:
             f.write(b"junk")
-        os.utime(src, ns=(st.st_atime_ns, st.st_mtime_ns))
         return {**values, "x": 1}
 
     with pytest.raises(PtnError) as caught:

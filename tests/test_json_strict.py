@@ -265,3 +265,37 @@ def test_the_parse_cap_counts_depth_across_a_closed_sibling() -> None:
     with pytest.raises(PtnError) as caught:
         parse_json(b"[" * 600 + b"[]," + b"[" * 310 + b"x")
     assert caught.value.rule == "json-too-deep"
+
+
+@pytest.mark.parametrize(
+    ("msg", "text", "pos", "expected"),
+    [
+        # Python 3.13 names a trailing comma at the comma; every ptn says it as 3.11 does
+        ("Illegal trailing comma before end of array", "[1, \n ]", 2,
+         "Expecting value at line 2 column 2"),
+        ("Illegal trailing comma before end of object", '{"a": 1,}', 7,
+         "Expecting property name enclosed in double quotes at line 1 column 9"),
+        ("Expecting value", "[1,]", 3, "Expecting value at line 1 column 4"),
+        ("Unterminated string starting at", '\n"é', 1,
+         "Unterminated string starting at line 2 column 1"),
+        ("Invalid control character at", '"é\x01"', 2,
+         "Invalid control character at line 1 column 3"),
+        ("Extra data", "{}\n\n  x", 6, "Extra data at line 3 column 3"),
+    ],
+)  # fmt: skip
+def test_syntax_messages_are_worded_alike_whatever_the_interpreter(
+    msg: str, text: str, pos: int, expected: str
+) -> None:
+    """json-syntax words come from one table (SYNTAX_WORDS), at line and column in
+    characters, whatever words this interpreter's json module uses."""
+    assert json_strict.syntax_message(msg, text, pos) == expected
+    with pytest.raises(json.JSONDecodeError) as exc:  # this interpreter's own words
+        json.loads(text)
+    assert json_strict.syntax_message(exc.value.msg, text, exc.value.pos) == expected
+
+
+def test_a_syntax_error_in_a_document_with_characters_beyond_ascii() -> None:
+    """Columns count characters (Python's json), not bytes."""
+    with pytest.raises(PtnError) as err:
+        parse_json('{"é€😀": 1 2}'.encode())
+    assert err.value.message == "Expecting ',' delimiter at line 1 column 11"

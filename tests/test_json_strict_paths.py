@@ -118,7 +118,7 @@ def test_integer_digits_do_not_depend_on_the_interpreter_limit(
     with pytest.raises(PtnError) as err:
         parse_json(f"[{digits}1]".encode())
     assert err.value.rule == "json-number-overflow"
-    assert err.value.message == "integer of 4301 digits; at most 4300 are allowed"
+    assert err.value.message == "an integer of 4301 digits; at most 4300 are allowed"
 
 
 def test_dumps_json_refuses_a_lone_surrogate() -> None:

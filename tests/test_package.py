@@ -34,6 +34,7 @@ from hypothesis import strategies as st
 
 import ptn
 import ptn.package.read
+import ptn.package.rewrite
 import ptn.package.write
 from ptn.core.errors import PtnError
 from ptn.core.names import ALIASES, METADATA, PTG, SAFETENSORS
@@ -315,6 +316,35 @@ def test_round_trip(
     expected_warnings |= {"ptg-unused-constant"} if len(bindable) < len(constants) else set()
     assert report.errors == []
     assert {f.rule for f in report.warnings} == expected_warnings
+
+
+def test_hundreds_of_small_tensors_between_large_ones_round_trip(tmp_path: Path) -> None:
+    """ptn.save gathers small tensors into blocks before writing them (ptn.zip.writer):
+    hundreds of distinct small tensors between large ones read back byte for byte, and
+    the safetensors member is exactly the header followed by every tensor, in layout order."""
+    from ptn.zip.writer import _GATHER_BELOW
+
+    rng = np.random.default_rng(40)
+    large = _GATHER_BELOW // 4 + 3  # float32 elements: just past the gather threshold
+    constants: dict[str, np.ndarray] = {}
+    for run in "bdf":  # key order is layout order for one dtype: a, b000.., c, d000.., e, f000..
+        for i in range(300):
+            size = int(rng.integers(1, _GATHER_BELOW // 4))  # each below the threshold
+            constants[f"{run}{i:03d}"] = rng.standard_normal(size).astype(np.float32)
+    for key in "ace":
+        constants[key] = rng.standard_normal(large).astype(np.float32)
+    path = tmp_path / "m.ptn"
+    ptn.save(path, program_for(constants), constants)
+    with ptn.load(path) as pkg:
+        assert pkg.aliases == {}
+        for key, array in constants.items():
+            assert pkg.constants[key].tobytes() == array.tobytes(), key
+    data = path.read_bytes()
+    image = zipfile.ZipFile(path).read(SAFETENSORS)  # zipfile checks the CRC-32 too
+    header_len = struct.unpack_from("<Q", image)[0]
+    assert image[8 + header_len :] == b"".join(constants[k].tobytes() for k in sorted(constants))
+    assert image in data
+    assert ptn.validate(path, deep=True).errors == []
 
 
 @pytest.mark.parametrize("dtype", DTYPE_NAMES)
@@ -885,7 +915,7 @@ def test_zip64_forced_at_a_small_threshold(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: int
 ) -> None:
     monkeypatch.setattr(
-        ptn.package.write, "ZipWriter", functools.partial(ZipWriter, zip64_limit=limit)
+        ptn.package.rewrite, "ZipWriter", functools.partial(ZipWriter, zip64_limit=limit)
     )
     constants = _constants()
     constants["alias"] = constants["w0"].copy()

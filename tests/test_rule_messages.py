@@ -40,7 +40,7 @@ JSON_ROWS: dict[str, tuple[bytes, str, str | None, str]] = {
     "float overflow": (b"[1e400]", "json-number-overflow", None,
                        "a number overflows binary64 to infinity; write a finite number"),
     "4301 digits": (b"[" + b"1" * 4301 + b"]", "json-number-overflow", None,
-                    "an integer has more than 4300 digits"),
+                    "an integer of 4301 digits; at most 4300 are allowed"),
     "surrogate": (b'["\\ud800"]', "json-lone-surrogate", "/0",
                   "string holds a lone surrogate escape"),
     "nested surrogate": (b'{"a":{"b":"\\udc00"}}', "json-lone-surrogate", "/a/b",

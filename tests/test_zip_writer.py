@@ -3,8 +3,8 @@
 The round-trip tests elsewhere read with ptn's own reader, which would accept a
 field the writer and reader got wrong together (a "version needed" of 21, a
 zip64 locator claiming 2 disks). Here every field is compared with the value
-APPNOTE gives, as a literal; the kernel copy path of ``add_copy`` runs in this
-process, including its read/write fallback.
+APPNOTE gives, as a literal; ``add_copy`` runs in this process, its CRC-32 check
+included.
 """
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ def test_size_mismatches_name_the_member() -> None:
     assert long.value.message == "more than the declared 3 bytes of data were given"
 
 
-# -- add_copy: the kernel copy, and the fallback when there is none --------------------------
+# -- add_copy: read, checked against the given CRC-32 and written, block by block ---------------
 
 
 @pytest.fixture
@@ -145,57 +145,42 @@ def _read_back(data: bytes) -> dict[str, bytes]:
         return {i.filename: zf.read(i) for i in zf.infolist()}
 
 
-def test_add_copy_in_chunks(
+def test_add_copy_in_blocks(
     tmp_path: Path, source: tuple[int, bytes], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fd, payload = source
-    calls = []
-    real = os.copy_file_range
+    reads = []
+    real = writer_module._read_into
 
-    def counting(*args: int) -> int:
-        calls.append(args[2])
-        return real(*args)
+    def counting(src: int, view: memoryview, offset: int) -> int:
+        reads.append((offset, len(view)))
+        return real(src, view, offset)
 
-    monkeypatch.setattr(writer_module, "_COPY_CHUNK", 4096)
-    monkeypatch.setattr(os, "copy_file_range", counting)
+    monkeypatch.setattr(writer_module, "_COPY_BLOCK", 4096)
+    monkeypatch.setattr(writer_module, "_read_into", counting)
     got = _read_back(_copy_archive(tmp_path, fd, len(payload), zlib.crc32(payload)))
     assert got == {"before": b"12345", "copied": payload, "after": b"67"}
-    assert calls == [4096, 4096, 4096, 5]
+    assert reads == [(4, 4096), (4100, 4096), (8196, 4096), (12292, 5)]
 
 
-def test_add_copy_falls_back_to_read_write_mid_copy(
+def test_add_copy_takes_short_reads(
     tmp_path: Path, source: tuple[int, bytes], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The kernel copies one chunk, then refuses (EXDEV, ENOSYS...): the rest by hand."""
+    """A read may return fewer bytes than asked before the end: the copy reads on."""
     fd, payload = source
-    real = os.copy_file_range
-    calls = []
+    real = os.preadv
 
-    def once_then_refuse(*args: int) -> int:
-        calls.append(args)
-        if len(calls) > 1:
-            raise OSError(18, "Invalid cross-device link")
-        return real(*args)
+    def stingy(src: int, views: list[memoryview], offset: int) -> int:
+        return real(src, [views[0][:1000]], offset)
 
-    monkeypatch.setattr(writer_module, "_COPY_CHUNK", 4096)
-    monkeypatch.setattr(os, "copy_file_range", once_then_refuse)
+    monkeypatch.setattr(os, "preadv", stingy)
     got = _read_back(_copy_archive(tmp_path, fd, len(payload), zlib.crc32(payload)))
-    assert got == {"before": b"12345", "copied": payload, "after": b"67"}
-    assert len(calls) == 2
+    assert got["copied"] == payload
 
 
-@pytest.mark.parametrize("kernel", [True, False], ids=["copy_file_range", "read-write"])
-def test_add_copy_of_a_short_source_is_an_io_error(
-    tmp_path: Path, kernel: bool, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_add_copy_of_a_short_source_is_an_io_error(tmp_path: Path) -> None:
     path = tmp_path / "short.bin"
     path.write_bytes(b"x" * 100)
-    if not kernel:
-
-        def refuse(*args: int) -> int:
-            raise OSError(38, "Function not implemented")
-
-        monkeypatch.setattr(os, "copy_file_range", refuse)
     fd = os.open(path, os.O_RDONLY)
     try:
         with pytest.raises(PtnError) as err, (tmp_path / "o.zip").open("wb") as f:
@@ -209,13 +194,34 @@ def test_add_copy_of_a_short_source_is_an_io_error(
     assert "member 'short' ended after 100 of its 200 bytes" in err.value.message
 
 
-def test_add_copy_carries_the_given_crc(tmp_path: Path, source: tuple[int, bytes]) -> None:
-    """The CRC is carried over, not recomputed: a corrupt source stays detectably corrupt."""
-    fd, payload = source
-    data = _copy_archive(tmp_path, fd, len(payload), zlib.crc32(payload) ^ 1)
-    with zipfile.ZipFile(io.BytesIO(data)) as zf:
-        assert zf.getinfo("copied").CRC == zlib.crc32(payload) ^ 1
-        assert zf.testzip() == "copied"
+@pytest.mark.parametrize("at", [0, 4095, 4096, 3 * 4096 + 4])
+def test_add_copy_checks_every_byte_against_the_given_crc(
+    tmp_path: Path, source: tuple[int, bytes], monkeypatch: pytest.MonkeyPatch, at: int
+) -> None:
+    """The CRC-32 of the bytes written is checked against the one given (the source's
+    directory entry): one byte changed anywhere, in any block, is zip-crc-mismatch, and
+    the archive cannot be completed."""
+    _, payload = source
+    monkeypatch.setattr(writer_module, "_COPY_BLOCK", 4096)
+    changed = bytearray(payload)
+    changed[at] ^= 0x20
+    path = tmp_path / "changed.bin"
+    path.write_bytes(b"HEAD" + changed + b"TAIL")
+    other = os.open(path, os.O_RDONLY)
+    try:
+        with pytest.raises(PtnError) as err, (tmp_path / "o.zip").open("wb") as f:
+            zw = ZipWriter(f)
+            zw.add_copy("m.bin", other, 4, len(payload), zlib.crc32(payload))
+    finally:
+        os.close(other)
+    assert (err.value.rule, err.value.member) == ("zip-crc-mismatch", "m.bin")
+    assert err.value.message == (
+        f"the {len(payload)} bytes copied for member 'm.bin' have CRC-32 "
+        f"{zlib.crc32(changed):08x}, but {zlib.crc32(payload):08x} was given (its directory "
+        "entry's): the source is corrupt, or another program changed it while it was copied"
+    )
+    with pytest.raises(RuntimeError, match="incomplete"):
+        zw.close()
 
 
 def test_bad_names_and_too_many_members(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -236,21 +242,22 @@ def test_one_crc_helper_per_process() -> None:
     assert writer_module._crc_pool() is writer_module._crc_pool()
 
 
-def test_add_copy_starts_writeback_where_it_copied(
+def test_add_copy_starts_writeback_as_it_copies(
     tmp_path: Path, source: tuple[int, bytes], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Every ``_WRITEBACK_EVERY`` bytes, what was written since the last hint goes to disk."""
     fd, payload = source
     ranges: list[tuple[int, int]] = []
-    monkeypatch.setattr(writer_module, "_COPY_CHUNK", 4096)
+    monkeypatch.setattr(writer_module, "_COPY_BLOCK", 4096)
+    monkeypatch.setattr(writer_module, "_WRITEBACK_EVERY", 4096)
     monkeypatch.setattr(writer_module, "_start_writeback", lambda _, at, n: ranges.append((at, n)))
     data = _copy_archive(tmp_path, fd, len(payload), zlib.crc32(payload))
     with zipfile.ZipFile(io.BytesIO(data)) as zf:
         info = zf.getinfo("copied")
     head = _local_header(data, info.header_offset)
     start = info.header_offset + 30 + head[9] + head[10]
-    assert ranges == [
-        (start + i, min(4096, len(payload) - i)) for i in range(0, len(payload), 4096)
-    ]
+    # the copy's own bytes, as it writes them; the last 5 are left to the fsync
+    assert ranges == [(start, 4096), (start + 4096, 4096), (start + 8192, 4096)]
 
 
 @pytest.mark.parametrize("limit", [None, 4], ids=["zip", "zip64"])
@@ -292,3 +299,44 @@ def test_small_chunks_then_a_large_one_read_back(declared: bool) -> None:
     (member,) = members
     assert archive[member.data_offset : member.data_offset + member.size] == data
     assert check_crc(archive, member) is None
+
+
+@pytest.mark.parametrize("declared", [True, False])
+def test_hundreds_of_small_chunks_between_large_ones_read_back(declared: bool) -> None:
+    """Runs of small chunks long enough to be flushed as gathered blocks mid-run, between
+    chunks too large to gather: every byte reads back in order, by zipfile and by ptn.
+
+    The chunks are distinct (a counter in each), so a block written twice, dropped,
+    reordered or joined with anything between its pieces changes the data read back.
+    """
+    gather, block = writer_module._GATHER_BELOW, writer_module._POOL_MIN_CHUNK
+    sizes = [1, 7, 100, 4095, 4096, gather // 2, gather - 1]  # all below the threshold
+
+    def run(seed: int) -> list[bytes]:
+        out, total, i = [], 0, 0
+        while total < 2 * block + 12345:  # at least two full gathered blocks, then a rest
+            n = sizes[(seed + i) % len(sizes)]
+            out.append(((seed * 7919 + i).to_bytes(4, "little") * (n // 4 + 1))[:n])
+            total += n
+            i += 1
+        # then a few tiny ones: several pieces are pending when the run ends
+        return out + [bytes([seed, k]) * k for k in range(1, 10)]
+
+    large = [bytes([k]) * gather + os.urandom(17) for k in range(1, 4)]  # at the threshold
+    chunks = [*run(0), large[0], *run(1), large[1], large[2], *run(2)]
+    assert len(chunks) > 300 and all(len(c) < gather for c in run(0))
+    data = b"".join(chunks)
+    out = io.BytesIO()
+    with ZipWriter(out) as zw:
+        written = zw.add("x.bin", chunks, size=len(data) if declared else None)
+        zw.add("after", [b"end"], size=3)
+    archive = out.getvalue()
+    assert written.size == len(data) and written.crc32 == zlib.crc32(data)
+    assert _read_back(archive) == {"x.bin": data, "after": b"end"}
+    members, findings = read_members(archive)
+    assert findings == []
+    by_name = {m.name: m for m in members}
+    member = by_name["x.bin"]
+    assert archive[member.data_offset : member.data_offset + member.size] == data
+    assert check_crc(archive, member) is None
+    assert archive[by_name["after"].data_offset :][:3] == b"end"

@@ -70,7 +70,7 @@ def _int_token(token: str) -> int:
     if digits > MAX_INT_DIGITS:
         raise PtnError(
             "json-number-overflow",
-            f"integer of {digits} digits; at most {MAX_INT_DIGITS} are allowed",
+            f"an integer of {digits} digits; at most {MAX_INT_DIGITS} are allowed",
         )
     if digits <= _SAFE_INT_DIGITS:
         return int(token)
@@ -194,6 +194,46 @@ def _check_surrogates(value: Any) -> None:
         raise PtnError("json-lone-surrogate", "string holds a lone surrogate escape", pointer=where)
 
 
+# What a json-syntax or json-trailing-data message says, in every binding that words
+# its messages as this one (the C++ validator's strict_json.hpp): Python's json's words,
+# as Python 3.11 gives them, whatever the interpreter. Where a later one words an error
+# otherwise, it is said as 3.11 says it, and where 3.11 says it (SYNTAX_MOVED).
+SYNTAX_WORDS = {
+    "Expecting value": "Expecting value",
+    "Expecting property name enclosed in double quotes": (
+        "Expecting property name enclosed in double quotes"
+    ),
+    "Expecting ':' delimiter": "Expecting ':' delimiter",
+    "Expecting ',' delimiter": "Expecting ',' delimiter",
+    "Unterminated string starting at": "Unterminated string starting",
+    "Invalid control character at": "Invalid control character",
+    "Invalid \\escape": "Invalid \\escape",
+    "Invalid \\uXXXX escape": "Invalid \\uXXXX escape",
+    "Extra data": "Extra data",
+}
+# Python 3.13 names a trailing comma at the comma; 3.11 finds no value (no name) where
+# the closing bracket is, after any whitespace.
+SYNTAX_MOVED = {
+    "Illegal trailing comma before end of array": "Expecting value",
+    "Illegal trailing comma before end of object": (
+        "Expecting property name enclosed in double quotes"
+    ),
+}
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+
+
+def syntax_message(msg: str, text: str, pos: int) -> str:
+    """The message of a ``json.JSONDecodeError`` (``msg`` at character ``pos`` of
+    ``text``): "<words> at line L column C", lines counted at '\\n', columns in characters
+    from 1, as Python's json counts them."""
+    if msg in SYNTAX_MOVED:
+        msg = SYNTAX_MOVED[msg]
+        pos = _WHITESPACE.match(text, pos + 1).end()  # type: ignore[union-attr]
+    words = SYNTAX_WORDS.get(msg, msg)
+    line = text.count("\n", 0, pos) + 1
+    return f"{words} at line {line} column {pos - text.rfind(chr(10), 0, pos)}"
+
+
 def _decode(decoder: json.JSONDecoder, text: str, cut: int | None = None) -> Any:
     """Decode, mapping every failure to a rule. With ``cut``, ``text`` is the prefix
     before the first bracket nested deeper than PARSE_DEPTH_CAP: an error inside it
@@ -205,15 +245,17 @@ def _decode(decoder: json.JSONDecoder, text: str, cut: int | None = None) -> Any
         if cut is not None and exc.pos >= cut and exc.msg == "Expecting value":
             raise too_deep from None  # the prefix only ended where a value may start
         rule = "json-trailing-data" if exc.msg == "Extra data" else "json-syntax"
-        raise PtnError(rule, f"{exc.msg} at line {exc.lineno} column {exc.colno}") from None
+        raise PtnError(rule, syntax_message(exc.msg, text, exc.pos)) from None
     except RecursionError:
         # The C scanner stops cleanly at the interpreter's recursion limit.
         raise too_deep from None
     except PtnError:
         raise
     except ValueError:  # C's int() at its limit, which is then MAX_INT_DIGITS
-        raise PtnError(
-            "json-number-overflow", f"an integer has more than {MAX_INT_DIGITS} digits"
+        # Decoded again, the digits counted here: the message gives the long integer's.
+        _DECODERS[False, True].decode(text)  # raises json-number-overflow
+        raise PtnError(  # (only if the interpreter's limit changed meanwhile)
+            "json-number-overflow", f"an integer of more than {MAX_INT_DIGITS} digits"
         ) from None
     if cut is not None:
         raise too_deep

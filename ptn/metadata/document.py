@@ -110,10 +110,19 @@ def _scalar(value: Any, name: str, *where: int) -> tuple[str, Scalar]:
 
 
 def _int_text(value: int) -> str:
-    """The integer, or its size: str() of a long one fails under a low int-digit limit."""
+    """The integer, or (past 30 digits) how many digits it has: counted, as str() of a long
+    one fails under a low int-digit limit."""
     if abs(value) < 10**30:
         return str(value)
-    return f"an integer of {value.bit_length()} bits"
+    return f"an integer of {_digits(abs(value))} digits"
+
+
+def _digits(n: int) -> int:
+    """Decimal digits of ``n`` > 0, from its bit length and powers of ten (no str())."""
+    digits = max(1, int(n.bit_length() * 0.30102999566398120))  # log10(2): at most 1 short
+    while 10**digits <= n:
+        digits += 1
+    return digits
 
 
 def check_value(value: Any, name: str) -> Stored:
@@ -142,8 +151,7 @@ def check_name(name: Any) -> None:
     if not isinstance(name, str) or len(name) > _NAME_MAX or not _NAME.match(name):
         raise PtnError(
             "metadata-invalid-name",
-            f"name {name!r} must be 1..{_NAME_MAX} bytes of dotted identifiers "
-            "([A-Za-z_][A-Za-z0-9_]* joined by '.')",
+            f"name {name!r} must be 1..{_NAME_MAX} bytes of {tables.NAME_DESCRIPTION}",
             member=MEMBER,
             pointer=pointer(name) if isinstance(name, str) else None,
         )

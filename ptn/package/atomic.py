@@ -14,7 +14,9 @@ so the guarantees of spec.md section 11 hold in one place:
   the signal takes its usual effect, so the old file stays byte-identical;
 - an edit (:func:`edit_lock`) holds an advisory lock on the package for the
   whole read-validate-copy-rename, and renames only if the path still names the
-  file it read (device, inode, size, modification time).
+  file it read, unchanged (device, inode, size, modification and change time);
+  it starts reading only once the file's change time is older than the file
+  system's timestamp step, so that any later write moves it (:func:`settle`).
 
 A writer killed with SIGKILL (or by the OOM killer) cannot clean up; its
 temporary file is not locked any more, which is how :func:`stale_temp_files`
@@ -121,16 +123,54 @@ def _held(path: Path) -> bool:
 
 @dataclass(frozen=True)
 class Identity:
-    """What says "still the same file": device, inode, size, modification time."""
+    """What says "still the same file": device, inode, size, modification and change time.
+
+    The change time (``ctime``) is the one a writer cannot put back (``touch -d`` and
+    ``rsync --inplace`` restore the modification time); every write moves it, once the
+    edit has waited out the file system's timestamp step (:func:`settle`).
+    """
 
     dev: int
     ino: int
     size: int
     mtime_ns: int
+    ctime_ns: int
 
     @classmethod
     def of(cls, st: os.stat_result) -> Identity:
-        return cls(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        return cls(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+CLOCK_TICK_NS = 20_000_000
+"""How far the kernel's clock for file timestamps (a coarse clock, one scheduler tick
+behind: 10 ms at the slowest, HZ=100) may lag ``time.time_ns()``, with room to spare."""
+SETTLE_MAX_NS = 3_000_000_000
+"""The longest wait for a change time to settle: FAT's 2 s step, and a tick. A change time
+further ahead of the clock (a network file system's clock skew) is not waited for."""
+
+
+def timestamp_step_ns(t: int) -> int:
+    """The coarsest timestamp step the time ``t`` (ns) is consistent with: the largest power
+    of ten dividing it, up to 1 s; a whole second may be FAT's 2 s step."""
+    step = 1
+    while step < 1_000_000_000 and t % (step * 10) == 0:
+        step *= 10
+    return 2_000_000_000 if step == 1_000_000_000 else step
+
+
+def settle_wait_ns(identity: Identity, now_ns: int) -> int:
+    """How long to wait before reading a file of this identity, so that any write after the
+    wait moves its change time (0: no need, or no help: see ``SETTLE_MAX_NS``).
+
+    A write stamps the file with the kernel's clock, rounded down to the file system's
+    step: within the step of the last change, a second change can leave the change time as
+    it was ("racy" timestamps). Past ``ctime + step + tick``, it cannot. The step is judged
+    from the change time alone: the modification time may be anything a program set
+    (``touch -d``, an archive's whole seconds).
+    """
+    ctime = identity.ctime_ns
+    wait = ctime + timestamp_step_ns(ctime) + CLOCK_TICK_NS - now_ns
+    return wait if 0 < wait <= SETTLE_MAX_NS else 0
 
 
 @dataclass
@@ -149,7 +189,7 @@ class EditSource:
 
     def check_unchanged(self) -> None:
         """Raise ``ptn-concurrent-modification`` unless the path (through any symlink)
-        still names this file, as it was."""
+        still names this file, as it was (``Identity``: its change time included)."""
         now: list[Identity | None] = []
         for path in (self.path, self.given):
             try:
@@ -169,7 +209,9 @@ class EditSource:
     def changes_blamed(self) -> Iterator[None]:
         """A failure while another program changed the file is that change's doing: a file
         truncated under the edit makes the copy or the check fail, and the right verdict
-        is ``ptn-concurrent-modification``, not what the half-read file looked like."""
+        is ``ptn-concurrent-modification``, not what the half-read file looked like; so is
+        a member whose bytes no longer match their CRC-32 because a same-size write landed
+        ahead of the copy (``zip-crc-mismatch`` only when the file did not change)."""
         try:
             yield
         except Exception:
@@ -205,7 +247,8 @@ def edit_lock(
     unless ``timeout`` is given). When one of them renamed a
     new file into place while this one waited, the lock taken was on the old
     file: open the new one and lock again, so concurrent edits serialise and
-    each one starts from the result of the previous.
+    each one starts from the result of the previous. The identity is taken once the
+    file's change time has settled (:func:`settle`).
     """
     while True:
         target = resolve_target(path)  # again after a wait: a link may have moved
@@ -226,9 +269,32 @@ def edit_lock(
         if current is None:
             raise PtnIOError(f"{os.fspath(target)!r} was removed during the edit")
     try:
+        identity = settle(fd, identity, target)
         yield EditSource(target, fd, identity, Path(path))
     finally:
         os.close(fd)  # releases the lock
+
+
+def settle(fd: int, identity: Identity, path: Path) -> Identity:
+    """The identity of the open file ``fd`` once its change time is past the file system's
+    timestamp step (``settle_wait_ns``): nothing of it has been read yet, and from now on
+    any write moves its change time, whatever the step (ns, a tick, 1 s, FAT's 2 s).
+
+    Waits only for a file changed within that step (up to a tick on local file systems
+    with ns timestamps); a file that keeps changing for ``LOCK_TIMEOUT`` seconds is
+    ``ptn-concurrent-modification``.
+    """
+    deadline = time.monotonic() + LOCK_TIMEOUT
+    while (wait := settle_wait_ns(identity, time.time_ns())) > 0:
+        if time.monotonic() >= deadline:
+            raise PtnError(
+                "ptn-concurrent-modification",
+                f"another program kept changing {os.fspath(path)!r} for {LOCK_TIMEOUT:g} s; "
+                "nothing was written",
+            )
+        time.sleep(wait / 1e9)
+        identity = Identity.of(os.fstat(fd))  # changed meanwhile: wait out its new time
+    return identity
 
 
 class _Interrupted(BaseException):

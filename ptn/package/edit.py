@@ -1,8 +1,11 @@
 """``ptn.edit_metadata`` and ``ptn.repack``: transactions on one open package.
 
 Each holds the package's lock, reads and validates from one descriptor, copies the
-members it keeps from that same descriptor (kernel copy, CRC-32 kept), validates the
-result and renames it into place only if the path still names the file it read.
+members it keeps from that same descriptor (each checked against its directory CRC-32
+as it passes), validates the result and renames it into place only if the path still
+names the file it read, unchanged: a write by another program at any offset, of any
+size, during the edit is found (the CRC-32 where the copy had not passed yet, the
+file's change time where it had) and nothing is written.
 """
 
 from __future__ import annotations
@@ -17,11 +20,7 @@ from ptn.core.names import ALIASES, KNOWN, METADATA, PTG, SAFETENSORS
 from ptn.metadata.document import Metadata
 from ptn.package.atomic import EditSource, edit_lock, replace_file
 from ptn.package.read import Package
-from ptn.package.relayout import crc_mismatch, relaid, scratch_dir
-from ptn.package.source import FileSource
-from ptn.package.sparse import SparseBuffer, fetch_for_stages
-from ptn.package.validate import check_package
-from ptn.package.write import (
+from ptn.package.rewrite import (
     CopiedData,
     MemberSource,
     check_written,
@@ -29,6 +28,9 @@ from ptn.package.write import (
     write_atomically,
     write_failed,
 )
+from ptn.package.source import FileSource
+from ptn.package.sparse import SparseBuffer, fetch_for_stages
+from ptn.package.validate import check_package
 from ptn.zip import Member
 from ptn.zip.decoy import DecoyScan, scans
 from ptn.zip.inflate import inflate_pieces
@@ -57,9 +59,10 @@ def edit_metadata(
     ``change`` gets the current metadata (a dict, empty when there is none) and
     returns the new one. Under the package's lock: the file is validated, the
     change applied and validated, every other member copied from the same
-    open file (kernel copy, CRC-32 kept), and the result renamed into place
-    (to ``output`` when given) only if the package is still the file that was
-    read; else ``ptn-concurrent-modification`` and nothing is written. Edits by
+    open file (its bytes checked against its CRC-32 on the way), and the result
+    renamed into place (to ``output`` when given) only if the package is still the
+    file that was read, unchanged; else ``ptn-concurrent-modification`` and nothing
+    is written (``zip-crc-mismatch`` for a member that was corrupt already). Edits by
     other ptn processes wait for the lock, so none is lost. The new metadata may
     be a mapping, a ``Metadata`` or a ``ptn.PtnMetadata``.
     """
@@ -165,6 +168,9 @@ def repack(src: str | os.PathLike[str], dst: str | os.PathLike[str] | None = Non
     Without ``dst`` the package is rewritten in place, as a transaction like
     ``edit_metadata`` (lock, one descriptor, unchanged-file check, rename).
     """
+    # Here, not at the top: it brings numpy, which a metadata edit does without.
+    from ptn.package.relayout import crc_mismatch, relaid, scratch_dir
+
     with edit_lock(src) as source, source.changes_blamed():
         buf = SparseBuffer(FileSource(source.fd, os.fspath(source.path)))
         try:

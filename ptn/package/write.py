@@ -1,33 +1,35 @@
-"""``ptn.save``: writing a whole package, and the member writer that edits share.
+"""``ptn.save``: writing a whole package.
 
 Saving validates everything before touching the destination, the constants against the
 program included (ptn.program.writing: which keys are mutable comes from the program),
 streams each tensor once into a temporary file beside it (CRC-32 on the fly), fsyncs
 and renames (ptn.package.atomic: the old file survives any failure), and the same
 inputs always give the same bytes. Edits and repacks (ptn.package.edit) write through
-``write_atomically`` too.
+``write_atomically`` too (ptn.package.rewrite).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping
 from itertools import chain
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from ptn.core.buffers import close_mapping, map_fd
-from ptn.core.errors import Finding, InvalidPackageError, PtnError, SaveWarning
+from ptn.core.errors import Finding, PtnError, SaveWarning
 from ptn.core.gcpause import gc_paused
 from ptn.core.names import ALIASES, METADATA, PTG, SAFETENSORS
 from ptn.metadata.document import Metadata, model_values
-from ptn.package.atomic import replace_file
-from ptn.package.validate import check_package
+from ptn.package.rewrite import (
+    MemberSource,
+    _ArgumentTypeError,
+    metadata_to_write,
+    write_atomically,
+    write_failed,
+)
 from ptn.program.writing import check_constants, describe_warnings, for_writing
 from ptn.safetensors.aliases import dumps_aliases
 from ptn.safetensors.dedup import fold_duplicates
@@ -40,22 +42,9 @@ from ptn.safetensors.tensors import (
     plan_layout,
     tensor_bytes,
 )
-from ptn.zip.writer import ZipWriter
 
 if TYPE_CHECKING:
     from ptn_generated.metadata_model import PtnMetadata
-
-
-def metadata_to_write(
-    metadata: Mapping[str, Any] | Metadata | PtnMetadata | None,
-) -> Metadata | None:
-    """Validated metadata, or None when there is none to write (writers omit ``{}``)."""
-    meta = metadata if isinstance(metadata, Metadata) or metadata is None else Metadata(metadata)
-    return meta if meta is not None and len(meta) > 0 else None
-
-
-class _ArgumentTypeError(TypeError):
-    """A caller's value of the wrong type found while preparing: passes ptn-write-failed by."""
 
 
 def _as_numpy(value: Any, key: str) -> np.ndarray:
@@ -281,88 +270,3 @@ class _Planned(Mapping[str, TensorInfo]):
 
     def __len__(self) -> int:
         return len(self._spans)
-
-
-@dataclass(frozen=True)
-class CopiedData:
-    """Member data taken from another file as it is, with its known CRC-32."""
-
-    fd: int
-    offset: int
-    crc32: int
-
-
-MemberSource = tuple[str, Iterable[bytes | memoryview] | CopiedData, int]
-
-
-def write_atomically(
-    path: str | os.PathLike[str],
-    members: list[MemberSource],
-    *,
-    before_rename: Callable[[], None] | None = None,
-    check_result: bool = False,
-) -> None:
-    """Write members (name, chunks or CopiedData, size or -1), then replace ``path``.
-
-    See ptn.package.atomic.replace_file for what is guaranteed (mode, owner, symlinks,
-    interrupts); ``before_rename`` is its last check. ``check_result``: the new
-    file is validated (fast mode) before the rename, and any error leaves
-    ``path`` as it was (``InvalidPackageError``): for edits and repairs of
-    packages that were not valid to begin with.
-    """
-
-    def write(fd: int) -> None:
-        _write_members(fd, members)
-        if check_result:
-            check_written(fd, path)
-
-    with write_failed(path, "writing"):
-        replace_file(path, write, before_rename=before_rename)
-
-
-def _write_members(fd: int, members: list[MemberSource]) -> None:
-    with os.fdopen(fd, "w+b", closefd=False) as f, ZipWriter(f) as zw:
-        for name, source, size in members:
-            if isinstance(source, CopiedData):
-                zw.add_copy(name, source.fd, source.offset, size, source.crc32)
-            elif size < 0:  # size unknown (-1); a size-0 source would join to b"" all the same
-                data = b"".join(source)
-                zw.add(name, [data], len(data))
-            else:
-                zw.add(name, source, size)
-
-
-def check_written(fd: int, path: str | os.PathLike[str], *, deep: bool = False) -> None:
-    """Validate the file just written to ``fd``; InvalidPackageError if invalid."""
-    mm, view = map_fd(fd, os.fspath(path))
-    try:
-        findings, _ = check_package(view, deep=deep)
-    finally:
-        # mm is None only for an empty file, which a ZipWriter never leaves; and skipping the
-        # close would only delay the unmapping to this return (nothing else holds the view).
-        if mm is not None:
-            close_mapping(view, mm)
-    errors = [f for f in findings if f.severity == "error"]
-    if errors:
-        first = errors[0]
-        raise InvalidPackageError(
-            errors,
-            f"the result would not be a valid package ({len(errors)} "
-            f"error{'' if len(errors) == 1 else 's'}; the first: {first.message}); "
-            f"nothing was written",
-        )
-
-
-@contextlib.contextmanager
-def write_failed(path: str | os.PathLike[str], stage: str) -> Iterator[None]:
-    """Any failure but a PtnError, a caller's wrong type or an interrupt is ``ptn-write-failed``."""
-    try:
-        yield
-    except (PtnError, _ArgumentTypeError):
-        raise
-    except Exception as exc:
-        raise PtnError(
-            "ptn-write-failed",
-            f"{stage} {os.fspath(path)!r} failed: {type(exc).__name__}: {exc}; "
-            "the destination is unchanged",
-        ) from exc

@@ -2,6 +2,8 @@
 
 Layout under generated/cpp/ (users add ``-I generated/cpp/include``, or use CMake):
 
+- ``include/ptn/py_printable.hpp``: which code points Python's repr escapes, from the
+  unicodedata of the Python running codegen (``tools/codegen/cpp_text.py``);
 - ``include/ptn/metadata.hpp``: generated from the schema: the tables (name grammar,
   well-known names with kinds and ranges, x-ptn-rules) and ``ptn::Metadata`` with one
   accessor per well-known name;
@@ -40,6 +42,7 @@ from tools.codegen.common import (
     unique_accessors,
 )
 from tools.codegen.cpp_package import package_outputs
+from tools.codegen.cpp_text import emit_printable_header
 from tools.codegen.schema_info import SchemaInfo, WellKnown
 
 # The runtime of bindings/cpp/, copied into generated/cpp/ at the same paths.
@@ -275,6 +278,7 @@ inline const detail::SchemaTables& metadata_tables() {{
       {cpp_string(info.schema_id)},
       {cpp_string(info.name_pattern)},
       {info.name_max_bytes},
+      {cpp_string(info.name_description)},
       detail::NameGrammar{{{cpp_string(first)}, {cpp_string(rest)}, {cpp_char(separator)}}},
       {{
 {known}
@@ -326,5 +330,6 @@ def cpp_outputs(info: SchemaInfo, root: Path) -> dict[str, str]:
     """Path relative to generated/ -> text, for the C++ target of the checkout at ``root``."""
     outputs = runtime_copies(root, "cpp", CPP_RUNTIME)
     outputs["cpp/include/ptn/metadata.hpp"] = emit_metadata_header(info)
+    outputs["cpp/include/ptn/py_printable.hpp"] = emit_printable_header()
     outputs.update(package_outputs(root))
     return outputs

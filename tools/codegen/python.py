@@ -145,6 +145,7 @@ def emit_rules_module(info: SchemaInfo, source: str) -> str:
         f"SCHEMA_ID = {info.schema_id!r}",
         f"NAME_PATTERN = {info.name_pattern!r}",
         f"NAME_MAX_BYTES = {info.name_max_bytes!r}",
+        f"NAME_DESCRIPTION = {info.name_description!r}",
         "",
         "# name -> (kind, minimum, maximum, enum, min_items, description)",
         "WELL_KNOWN = {",

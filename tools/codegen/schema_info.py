@@ -31,6 +31,7 @@ class SchemaInfo:
     schema_id: str
     name_pattern: str
     name_max_bytes: int
+    name_description: str  # what the pattern allows, as messages say it
     well_known: tuple[WellKnown, ...]
     rules: tuple[dict[str, Any], ...]
 
@@ -74,6 +75,7 @@ def read_schema_info(schema: dict[str, Any]) -> SchemaInfo:
         schema_id=schema["$id"],
         name_pattern=names["pattern"],
         name_max_bytes=names["maxLength"],
+        name_description=names.get("description", f"characters matching {names['pattern']}"),
         well_known=tuple(well_known),
         rules=rules,
     )

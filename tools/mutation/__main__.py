@@ -41,7 +41,7 @@ MODULES = {
     "metadata": ["ptn/metadata/document.py"],
     "hf_import": ["ptn/metadata/hf.py"],
     "pkg_read": ["ptn/package/read.py"],
-    "pkg_write": ["ptn/package/write.py"],
+    "pkg_write": ["ptn/package/write.py", "ptn/package/rewrite.py"],
     "pkg_edit": ["ptn/package/edit.py"],
     "atomic": ["ptn/package/atomic.py"],
     "remote_src": ["ptn/remote/sources.py"],

@@ -7,6 +7,7 @@ from __future__ import annotations
 SCHEMA_ID = 'https://ptn.dev/schema/v1/metadata.schema.json'
 NAME_PATTERN = '^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*(?![\\s\\S])'
 NAME_MAX_BYTES = 256
+NAME_DESCRIPTION = "dotted identifiers ([A-Za-z_][A-Za-z0-9_]* joined by '.')"
 
 # name -> (kind, minimum, maximum, enum, min_items, description)
 WELL_KNOWN = {

@@ -223,6 +223,34 @@ inline std::size_t invalid_utf8_at(std::string_view data) noexcept {
   return n;
 }
 
+/// Why the bytes at `at` (where invalid_utf8_at stopped) are no UTF-8, in the words of
+/// Python's decoder, which judges the sequence by its lead byte and the bytes after it:
+/// "invalid start byte", "invalid continuation byte" or, where the data ends before a
+/// sequence that is right so far, "unexpected end of data".
+inline const char* utf8_error_reason(std::string_view data, std::size_t at) noexcept {
+  const auto* p = reinterpret_cast<const unsigned char*>(data.data()) + at;
+  const std::size_t left = data.size() - at;
+  const unsigned c = p[0];
+  auto cont = [&](std::size_t k) { return (p[k] & 0xC0) == 0x80; };
+  if (c < 0xC2 || c > 0xF4) return "invalid start byte";
+  if (left < 2) return "unexpected end of data";
+  bool second;
+  if (c <= 0xDF) {
+    second = cont(1);
+  } else if (c <= 0xEF) {
+    second = cont(1) && !(c == 0xE0 && p[1] < 0xA0) && !(c == 0xED && p[1] >= 0xA0);
+  } else {
+    second = cont(1) && !(c == 0xF0 && p[1] < 0x90) && !(c == 0xF4 && p[1] >= 0x90);
+  }
+  if (!second) return "invalid continuation byte";
+  if (c <= 0xDF) return "invalid continuation byte";  // not reached: C2..DF + a continuation
+  if (left < 3) return "unexpected end of data";
+  if (!cont(2)) return "invalid continuation byte";
+  if (c <= 0xEF) return "invalid continuation byte";  // not reached either
+  if (left < 4) return "unexpected end of data";
+  return "invalid continuation byte";
+}
+
 inline void append_code_point(std::string& out, std::uint32_t cp) {
   // Generalised UTF-8: a lone surrogate gets its 3-byte form.
   if (cp < 0x80) {

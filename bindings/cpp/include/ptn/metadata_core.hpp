@@ -266,7 +266,7 @@ class MetadataBase {
  private:
   static Error missing(std::string_view name) {
     return detail::metadata_error("metadata-missing-name",
-                                  "no metadata named '" + std::string(name) + "'",
+                                  "no metadata named " + ptn::detail::repr(name),
                                   detail::pointer_to(name));
   }
 

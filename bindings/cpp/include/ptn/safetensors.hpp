@@ -74,7 +74,8 @@ inline std::optional<Count> count_of(const json::Document& doc, std::size_t i) {
   return Count{0, token};
 }
 
-/// Python's repr of a header value, near enough for a message.
+/// Python's repr of the header value at node i, as Python's json made it: None, True,
+/// False, int, float, str, list, dict (nesting is bounded: the header parsed).
 inline std::string repr_of(const json::Document& doc, std::size_t i) {
   switch (doc.type(i)) {
     case json::Type::Null: return "None";
@@ -82,15 +83,24 @@ inline std::string repr_of(const json::Document& doc, std::size_t i) {
     case json::Type::True: return "True";
     case json::Type::Int:
       return doc.is_int64(i) ? std::to_string(doc.int64(i)) : std::string(doc.int_token(i));
-    case json::Type::Float: {
-      const double v = doc.float64(i);
-      char buf[40];
-      std::snprintf(buf, sizeof buf, "%.17g", v);
-      return buf;
-    }
+    case json::Type::Float: return ptn::detail::float_repr(doc.float64(i));
     case json::Type::String: return ptn::detail::repr(doc.text(i));
-    case json::Type::Array: return "[...]";
-    case json::Type::Object: return "{...}";
+    case json::Type::Array: {
+      std::string out = "[";
+      doc.for_each_item(i, [&](std::size_t item) {
+        if (out.size() > 1) out += ", ";
+        out += repr_of(doc, item);
+      });
+      return out + "]";
+    }
+    case json::Type::Object: {
+      std::string out = "{";
+      doc.for_each_member(i, [&](std::size_t name, std::size_t value) {
+        if (out.size() > 1) out += ", ";
+        out += ptn::detail::repr(doc.text(name)) + ": " + repr_of(doc, value);
+      });
+      return out + "}";
+    }
   }
   return "?";
 }

@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "ptn/bytes.hpp"
 #include "ptn/error.hpp"
 #include "ptn/json_lex.hpp"
 #include "ptn/json_tape.hpp"
@@ -52,14 +53,17 @@ class Parser {
     if (n_ >= 3 && p_[0] == 0xEF && p_[1] == 0xBB && p_[2] == 0xBF) {
       return fail("json-bom", "document starts with a byte order mark; remove it");
     }
-    const std::size_t bad =
-        detail::invalid_utf8_at(std::string_view(reinterpret_cast<const char*>(p_), n_));
-    if (bad != n_) return fail("json-invalid-utf8", "invalid UTF-8 at byte " + std::to_string(bad));
+    const std::string_view text(reinterpret_cast<const char*>(p_), n_);
+    const std::size_t bad = detail::invalid_utf8_at(text);
+    if (bad != n_) {
+      return fail("json-invalid-utf8", "invalid UTF-8 at byte " + std::to_string(bad) + ": " +
+                                           detail::utf8_error_reason(text, bad));
+    }
     doc_.nodes_.reserve(n_ / 8 + 4);
     skip_ws();
     if (!parse_value_tree()) return std::move(*error_);
     skip_ws();
-    if (i_ != n_) return fail("json-trailing-data", "Extra data at byte " + std::to_string(i_));
+    if (i_ != n_) return fail("json-trailing-data", "Extra data at " + where(i_));
     if (top_level_overflow_) {
       return fail("json-number-overflow", "the number overflows binary64 to infinity");
     }
@@ -99,8 +103,25 @@ class Parser {
     return false;
   }
 
-  bool syntax(const char* what) {
-    return stop("json-syntax", std::string(what) + " at byte " + std::to_string(i_));
+  /// A json-syntax error at byte `at` (where the reference's parser, Python's json, puts it).
+  bool syntax(const char* what, std::size_t at) {
+    return stop("json-syntax", std::string(what) + " at " + where(at));
+  }
+  bool syntax(const char* what) { return syntax(what, i_); }
+
+  /// "line L column C" of byte `at`, counted as Python's json counts them: lines end at
+  /// '\n', columns are characters (code points) from 1.
+  std::string where(std::size_t at) const {
+    std::size_t line = 1, column = 1;
+    for (std::size_t k = 0; k < at; ++k) {
+      if (p_[k] == '\n') {
+        ++line;
+        column = 1;
+      } else if ((p_[k] & 0xC0) != 0x80) {
+        ++column;
+      }
+    }
+    return "line " + std::to_string(line) + " column " + std::to_string(column);
   }
 
   void skip_ws() noexcept {
@@ -263,7 +284,7 @@ class Parser {
       if (duplicate != kNone) {
         const std::string_view dup = doc_.text(duplicate);
         return stop("json-duplicate-name",
-                    "name '" + std::string(dup) + "' appears more than once in one object",
+                    "name " + ptn::detail::repr(dup) + " appears more than once in one object",
                     ptn::detail::pointer_to(dup));
       }
     }
@@ -322,9 +343,9 @@ class Parser {
     switch (t.kind) {
       case detail::NumberToken::Syntax: return syntax("Expecting value");
       case detail::NumberToken::TooLong:
-        return stop("json-number-overflow", "number too long to represent: an integer of " +
-                                                std::to_string(t.digits) + " digits (at most " +
-                                                std::to_string(kMaxIntDigits) + ")");
+        return stop("json-number-overflow", "an integer of " + std::to_string(t.digits) +
+                                                " digits; at most " +
+                                                std::to_string(kMaxIntDigits) + " are allowed");
       case detail::NumberToken::Int: push(Type::Int, t.negative ? kNegative : 0, 0, t.bits); break;
       case detail::NumberToken::BigInt:
         push(Type::Int, static_cast<std::uint8_t>(kBig | (t.negative ? kNegative : 0)),
@@ -358,7 +379,7 @@ class Parser {
     std::string& arena = doc_.arena_;
     const std::size_t at = arena.size();
     for (std::size_t run = start;;) {
-      if (i_ >= n_) return syntax("Unterminated string");
+      if (i_ >= n_) return syntax("Unterminated string starting", start - 1);
       if (p_[i_] < 0x20) return syntax("Invalid control character");
       arena.append(reinterpret_cast<const char*>(p_ + run), i_ - run);
       if (p_[i_] == '"') {
@@ -366,7 +387,7 @@ class Parser {
         break;
       }
       ++i_;  // the backslash
-      if (i_ >= n_) return syntax("Unterminated string");
+      if (i_ >= n_) return syntax("Unterminated string starting", start - 1);
       if (!escape(is_name)) return false;
       run = i_;
       i_ = detail::scan_plain(p_, i_, n_);
@@ -390,25 +411,23 @@ class Parser {
         case 'n': decoded = '\n'; break;
         case 'r': decoded = '\r'; break;
         case 't': decoded = '\t'; break;
-        default: return syntax("Invalid \\escape");
+        default: return syntax("Invalid \\escape", i_ - 1);  // at the backslash
       }
       arena += decoded;
       ++i_;
       return true;
     }
-    const long unit = detail::hex4(p_, n_, i_ + 1);
+    // At the 'u'; as in Python's json, the four digits must leave a byte after them.
+    const long unit = i_ + 5 < n_ ? detail::hex4(p_, n_, i_ + 1) : -1;
     if (unit < 0) return syntax("Invalid \\uXXXX escape");
     i_ += 5;
     auto cp = static_cast<std::uint32_t>(unit);
     bool lone = false;
     if (cp >= 0xD800 && cp <= 0xDBFF) {
       lone = true;
-      if (n_ - i_ >= 6 && p_[i_] == '\\' && p_[i_ + 1] == 'u') {
+      if (i_ + 6 < n_ && p_[i_] == '\\' && p_[i_ + 1] == 'u') {
         const long low = detail::hex4(p_, n_, i_ + 2);
-        if (low < 0) {
-          i_ += 2;
-          return syntax("Invalid \\uXXXX escape");
-        }
+        if (low < 0) return syntax("Invalid \\uXXXX escape", i_ + 1);
         if (low >= 0xDC00 && low <= 0xDFFF) {
           cp = 0x10000 + ((cp - 0xD800) << 10) + (static_cast<std::uint32_t>(low) - 0xDC00);
           lone = false;

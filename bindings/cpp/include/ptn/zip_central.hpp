@@ -34,6 +34,11 @@ struct CentralEntry {
   std::uint64_t csize;
   std::uint64_t usize;
   std::uint64_t header_offset;  // in the buffer (the shift applied; saturated, never wrapped)
+  std::uint64_t stored_offset = 0;  // as the directory gives it (zip64 resolved)
+  std::uint64_t shift = 0;          // the bytes prepended to the archive
+
+  /// The header offset as messages give it: exact, where header_offset saturates.
+  std::string offset_text() const { return ptn::detail::decimal_sum(stored_offset, shift); }
 
   std::optional<std::string> member() const {
     return has_name ? std::optional<std::string>(std::string(raw_name)) : std::nullopt;
@@ -201,6 +206,8 @@ inline bool central_entry(CentralEntry& e, const std::uint8_t* h, const std::uin
   }
   const std::uint64_t offset = stored[2];
   e.header_offset = offset > UINT64_MAX - shift ? UINT64_MAX : offset + shift;
+  e.stored_offset = offset;
+  e.shift = shift;
   return true;
 }
 

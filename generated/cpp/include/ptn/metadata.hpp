@@ -25,6 +25,7 @@ inline const detail::SchemaTables& metadata_tables() {
       "https://ptn.dev/schema/v1/metadata.schema.json",
       "^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*(?![\\s\\S])",
       256,
+      "dotted identifiers ([A-Za-z_][A-Za-z0-9_]* joined by '.')",
       detail::NameGrammar{"ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz", "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz", '.'},
       {
           {"get_max_context_len", Kind::Int,

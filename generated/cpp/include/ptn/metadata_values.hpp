@@ -15,6 +15,7 @@
 #include <variant>
 #include <vector>
 
+#include "ptn/bytes.hpp"
 #include "ptn/error.hpp"
 #include "ptn/json_tape.hpp"
 
@@ -119,11 +120,13 @@ struct NameGrammar {
 
 /// What the generated header hands to the runtime.
 struct SchemaTables {
-  SchemaTables(std::string id, std::string pattern, std::size_t max_chars, NameGrammar grammar,
-               std::vector<WellKnownSpec> known, std::vector<RuleSpec> cross_field)
+  SchemaTables(std::string id, std::string pattern, std::size_t max_chars,
+               std::string description, NameGrammar grammar, std::vector<WellKnownSpec> known,
+               std::vector<RuleSpec> cross_field)
       : schema_id(std::move(id)),
         name_pattern(std::move(pattern)),
         name_max_chars(max_chars),
+        name_description(std::move(description)),
         separator(grammar.separator),
         well_known(std::move(known)),
         rules(std::move(cross_field)) {
@@ -153,6 +156,7 @@ struct SchemaTables {
   std::string schema_id;
   std::string name_pattern;
   std::size_t name_max_chars;
+  std::string name_description;  // what the pattern allows, as messages say it
   char separator;
   bool first[256] = {};
   bool rest[256] = {};
@@ -319,9 +323,9 @@ class Builder {
       const std::string_view name = doc_.text(name_at);
       if (!tables_.valid_name(name)) {
         fail(metadata_error("metadata-invalid-name",
-                            "name '" + std::string(name) + "' must be 1.." +
-                                std::to_string(tables_.name_max_chars) + " characters matching " +
-                                tables_.name_pattern,
+                            "name " + ptn::detail::repr(name) + " must be 1.." +
+                                std::to_string(tables_.name_max_chars) + " bytes of " +
+                                tables_.name_description,
                             pointer_to(name)));
         return;
       }
@@ -384,9 +388,11 @@ class Builder {
                           where());
   }
 
+  /// The integer, or (past 30 digits) how many digits it has, as Python says it.
   static std::string int_text(std::string_view token) {
-    if (token.size() <= 30) return std::string(token);
-    return "an integer of " + std::to_string(token.size() - (token[0] == '-')) + " digits";
+    const std::size_t digits = token.size() - (token[0] == '-');
+    if (digits <= 30) return std::string(token);
+    return "an integer of " + std::to_string(digits) + " digits";
   }
 
   Result<Value> value(std::string_view name, std::size_t i) const {

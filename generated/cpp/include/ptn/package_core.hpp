@@ -267,7 +267,7 @@ class BasicPackage {
     if (*m == nullptr) {
       return detail::metadata_error(
           "metadata-missing-name",
-          "no metadata named '" + std::string(name) + "' (the package has no metadata.json)",
+          "no metadata named " + ptn::detail::repr(name) + " (the package has no metadata.json)",
           detail::pointer_to(name));
     }
     return read(**m);

@@ -109,20 +109,10 @@ inline std::vector<Finding> ptg_findings(ByteSpan ptg) {
     return out;
   }
   if (std::string_view(reinterpret_cast<const char*>(ptg.data) + 4, 4) != "NPTG") {
-    std::string ident = "b'";
-    for (std::size_t i = 4; i < 8; ++i) {
-      const unsigned c = ptg.data[i];
-      if (c == '\\' || c == '\'') {
-        ident += '\\';
-        ident += static_cast<char>(c);
-      } else if (c >= 0x20 && c < 0x7F) {
-        ident += static_cast<char>(c);
-      } else {
-        ident += "\\x" + hex(c, 2);
-      }
-    }
+    const std::string ident =
+        ptn::detail::bytes_repr(std::string_view(reinterpret_cast<const char*>(ptg.data) + 4, 4));
     add("ptg-bad-identifier", Severity::Error,
-        "file identifier is " + ident + "', expected b'NPTG'");
+        "file identifier is " + ident + ", expected b'NPTG'");
   }
   const std::uint32_t root = le32(ptg.data);
   if (!(root >= 8 && root < size)) {

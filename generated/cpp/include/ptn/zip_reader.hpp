@@ -148,7 +148,7 @@ inline std::optional<Placed> check_local_header(ByteSpan b, const CentralEntry& 
   switch (local.problem) {
     case LocalProblem::Outside:
       sink.add("zip-member-out-of-bounds", e.member(), [&] {
-        return "member " + e.label() + ": local header offset " + std::to_string(h) +
+        return "member " + e.label() + ": local header offset " + e.offset_text() +
                " is not inside the member area [0, " + std::to_string(area_end) +
                ") before the central directory";
       });
@@ -230,9 +230,9 @@ inline std::optional<Placed> check_local_header(ByteSpan b, const CentralEntry& 
   const std::uint64_t data = local.data_offset;
   if (e.csize > area_end - data) {
     sink.add("zip-member-out-of-bounds", e.member(), [&] {
-      const std::uint64_t end = e.csize > UINT64_MAX - data ? UINT64_MAX : data + e.csize;
       return "member " + e.label() + ": data [" + std::to_string(data) + ", " +
-             std::to_string(end) + ") runs past the start of the central directory at offset " +
+             ptn::detail::decimal_sum(data, e.csize) +
+             ") runs past the start of the central directory at offset " +
              std::to_string(area_end);
     });
     return std::nullopt;
