@@ -757,6 +757,22 @@ VECTORS_LIST: tuple[Vector, ...] = (
         "mlp.ptn calling aten.from_file, which the operator table refuses (it reads files)",
         "ptg-unknown-operator",
     ),
+    *(
+        Vector(
+            f"ptg-unknown-operator-{label}",
+            lambda target=target: pv.retarget(target),
+            f"mlp.ptn calling {target.removeprefix('torch.ops.')}, which the table refuses: {why}",
+            "ptg-unknown-operator",
+        )
+        for label, target, why in (
+            ("print", "torch.ops.aten._print.default", "the terminal"),
+            ("set", "torch.ops.aten.set_.source_Tensor", "storage identity"),
+            ("resize", "torch.ops.aten.resize_.default", "storage identity"),
+            ("seed", "torch.ops.aten.manual_seed.default", "the process's RNG"),
+            ("rand", "torch.ops.aten.rand.default", "the process's RNG"),
+            ("grad", "torch.ops.aten.set_grad_enabled.default", "autograd mode"),
+        )
+    ),
     Vector(
         "ptg-unknown-operator-overload",
         lambda: pv.retarget("torch.ops.aten.linear.out"),
