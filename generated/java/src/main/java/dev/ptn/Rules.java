@@ -120,11 +120,19 @@ public final class Rules {
     put(map, "llm-cache-geometry-together", "error");
     put(map, "llm-cache-geometry-length", "error");
     put(map, "llm-token-id-out-of-range", "error");
+    put(map, "llm-kv-shared-layers-out-of-range", "error");
+    put(map, "llm-rule-unchecked", "warning");
     put(map, "metadata-missing-name", "error");
     put(map, "metadata-wrong-kind", "error");
     put(map, "metadata-read-out-of-range", "error");
     put(map, "llm-config-invalid", "error");
     put(map, "llm-config-conflict", "error");
+    put(map, "llm-cache-count-mismatch", "error");
+    put(map, "llm-cache-geometry-mismatch", "error");
+    put(map, "llm-window-exceeds-cache", "error");
+    put(map, "llm-context-exceeds-program", "error");
+    put(map, "llm-seq-len-exceeds-program", "error");
+    put(map, "llm-vocab-mismatch", "error");
     return Collections.unmodifiableMap(map);
   }
 
