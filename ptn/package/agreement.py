@@ -194,7 +194,8 @@ class _Agreement:
             return
         step = self.values[name]
         if tokens is not None and step > tokens.size:
-            self.error("llm-seq-len-exceeds-program", pointer(name), f"{name} = {step}, but {tokens}")
+            rule = "llm-seq-len-exceeds-program"
+            self.error(rule, pointer(name), f"{name} = {step}, but {tokens}")
             return
         for i, cache in enumerate(caches or ()):
             if cache.length < step:
@@ -243,4 +244,3 @@ class _Agreement:
                     self.checkable("llm-token-id-out-of-range", names)
                     return
         self.checkable("llm-token-id-out-of-range", names)
-

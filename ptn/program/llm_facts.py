@@ -238,7 +238,8 @@ class _Method:
             return None
         where = pointer("methods", self.i, "constants", j, "meta", "sizes", 0)
         rows = sizes[0].min
-        return c.data_key, Extent(rows, f"the embedding table {c.data_key!r} has {rows} rows", where)
+        says = f"the embedding table {c.data_key!r} has {rows} rows"
+        return c.data_key, Extent(rows, says, where)
 
     def sequence(self, name: str) -> Extent | None:
         """The most tokens input ``name`` takes (its last dimension); None if unbounded."""
@@ -246,7 +247,8 @@ class _Method:
         if meta is None or not meta.sizes or not meta.sizes[-1].bounded:
             return None
         last, most = len(meta.sizes) - 1, meta.sizes[-1].max
-        says = f"the token input {name!r} of method {self.method.name!r} takes at most {most} tokens"
+        says = f"the token input {name!r} of method {self.method.name!r} takes at most {most}"
+        says += " tokens"
         return Extent(most, says, f"{self.meta_pointer(name)}/sizes/{last}")
 
     def logits(self) -> Extent | None:
