@@ -69,8 +69,12 @@ def parse_all(
         document = parse_json(data, member=MEMBER)  # it parsed once: it parses again
         inputs = rule_inputs(document)
         return None, first.to_finding(), _all_findings(document, inputs), inputs
-    known = {name: metadata[name] for name in tables.WELL_KNOWN if name in metadata}
-    return metadata, None, near_warnings(list(metadata)), RuleInputs(known)
+    return metadata, None, near_warnings(list(metadata)), inputs_of(metadata)
+
+
+def inputs_of(metadata: Metadata) -> RuleInputs:
+    """The well-known values of valid metadata (none is broken)."""
+    return RuleInputs({name: metadata[name] for name in tables.WELL_KNOWN if name in metadata})
 
 
 def rule_inputs(document: Mapping[str, object]) -> RuleInputs:

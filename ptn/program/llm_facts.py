@@ -10,10 +10,11 @@ need no operator table, so that every binding recognises the same facts:
 - a *cache update* is a call node of ``UPDATES_IN_PLACE`` whose ``self`` names a state
   buffer's placeholder, or of ``UPDATES_BY_SPEC`` whose ``self`` does and whose first output
   a ``BUFFER_MUTATION`` output spec hands to that buffer;
-- the *cache buffers* are the updated state buffers of rank 4 with static sizes, in the
-  order of their first update; pairs (keys, values) are one cache each, ``[batch, KV
-  heads, length, head dim]``, the layout of ExecuTorch's Llama export and of transformers'
-  static caches;
+- the *cache buffers* are the updated state buffers of rank 4, in the order of their
+  first update; pairs (keys, values) are one cache each, ``[batch, KV heads, length, head
+  dim]``, the layout of ExecuTorch's Llama export and of transformers' static caches; they
+  are shown when every updated buffer has sizes, every cache buffer's are static, and
+  they pair up (an even number, each pair of equal sizes);
 - an *embedding* is a call of ``aten.embedding`` whose ``weight`` names a bound constant of
   rank 2 with static sizes and whose ``indices`` names a graph input: the token input;
 - a method with a token input and exactly one user output of rank >= 2 with a static last
@@ -148,9 +149,10 @@ def program_facts(program: Program) -> LlmFacts:
 def _caches(updated: list[StateBuffer]) -> tuple[Cache, ...] | None:
     if not updated:
         return ()
+    if any(b.sizes is None for b in updated):
+        return None  # a buffer of unknown rank may be a cache
     ranked = [b for b in updated if b.sizes is not None and len(b.sizes) == 4]
-    ranked = [b for b in ranked if all(d.static for d in b.sizes or ())]
-    if not ranked or len(ranked) % 2:
+    if not ranked or len(ranked) % 2 or not all(d.static for b in ranked for d in b.sizes or ()):
         return None
     pairs = [Cache(ranked[k], ranked[k + 1]) for k in range(0, len(ranked), 2)]
     if any(c.keys.sizes != c.values.sizes for c in pairs):
