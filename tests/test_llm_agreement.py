@@ -9,6 +9,7 @@ fact is never compared with it.
 from __future__ import annotations
 
 import copy
+import re
 import json
 import shutil
 import zipfile
@@ -332,3 +333,19 @@ def test_a_broken_program_is_not_compared(tmp_path: Path) -> None:
                                      members["program.ptg"]))  # fmt: skip
     rules = {f.rule for f in ptn.validate(path).findings}
     assert "ptg-unknown-operator" in rules and "llm-vocab-mismatch" not in rules
+
+
+def test_every_rule_of_9_8_has_a_package_vector_every_binding_runs() -> None:
+    """The shared corpus (tests/vectors/packages, built by make_package_vectors) carries a
+    vector per rule of spec.md 9.8 and the rule-unchecked warning, so all four languages
+    are held to the same findings."""
+    manifest = json.loads(
+        (REAL.parent.parent / "vectors" / "packages" / "manifest.json").read_text()
+    )
+    found = {f[0] for case in manifest.values() for f in case["deep"]["findings"]}
+    spec = (REAL.parent.parent.parent / "spec.md").read_text()
+    section = spec[spec.index("### 9.8 ") : spec.index("## 10. ")]
+    rules = set(re.findall(r"^#### `([a-z0-9-]+)`", section, re.M))
+    assert rules and rules | {"llm-rule-unchecked", "llm-token-id-out-of-range"} <= found
+    valid = [rel for rel, case in manifest.items() if rel.startswith("valid/llm-")]
+    assert {"valid/llm-mistral-metadata.ptn", "valid/llm-gemma3-metadata.ptn"} <= set(valid)
