@@ -9,8 +9,8 @@ fact is never compared with it.
 from __future__ import annotations
 
 import copy
-import re
 import json
+import re
 import shutil
 import zipfile
 from collections.abc import Callable
