@@ -349,3 +349,81 @@ def test_every_rule_of_9_8_has_a_package_vector_every_binding_runs() -> None:
     assert rules and rules | {"llm-rule-unchecked", "llm-token-id-out-of-range"} <= found
     valid = [rel for rel, case in manifest.items() if rel.startswith("valid/llm-")]
     assert {"valid/llm-mistral-metadata.ptn", "valid/llm-gemma3-metadata.ptn"} <= set(valid)
+
+
+# -- the command line -----------------------------------------------------------------------
+
+MISTRAL_CONFIG = {
+    "model_type": "mistral", "vocab_size": 32, "hidden_size": 8, "num_hidden_layers": 2,
+    "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 4, "sliding_window": 4,
+    "max_position_embeddings": 16, "bos_token_id": 1, "eos_token_id": 2,
+}  # fmt: skip
+
+
+def _import_hf(tmp_path: Path, config: dict[str, Any], *flags: str) -> tuple[Path, Any]:
+    from click.testing import CliRunner
+
+    from ptn.cli.main import cli
+
+    path = tmp_path / "mistral.ptn"
+    if not path.exists():
+        shutil.copy(REAL / "mistral_tiny.ptn", path)
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    args = ["metadata", "import-hf", str(tmp_path / "config.json"), str(path), *flags]
+    return path, CliRunner().invoke(cli, args)
+
+
+def test_import_hf_of_the_models_own_config_is_written(tmp_path: Path) -> None:
+    path, result = _import_hf(tmp_path, MISTRAL_CONFIG)
+    assert result.exit_code == 0, result.output
+    assert ptn.validate(path).errors == []
+    with ptn.load(path) as pkg:
+        assert pkg.metadata_ints("get_windows") == [4, 4]
+
+
+def test_import_hf_of_a_32_layer_config_is_refused_unless_forced(tmp_path: Path) -> None:
+    """The issue's case: a 32-layer config onto a program of 2 caches."""
+    config = {**MISTRAL_CONFIG, "num_hidden_layers": 32}
+    path, result = _import_hf(tmp_path, config)
+    before = (REAL / "mistral_tiny.ptn").read_bytes()
+    assert result.exit_code == 1
+    assert "error llm-cache-count-mismatch [metadata.json /get_n_caches]" in result.output
+    assert "program.ptg /methods/0/mutable_buffers/0" in result.output
+    assert "nothing was written" in result.output and "--force" in result.output
+    assert path.read_bytes() == before
+    _, shown = _import_hf(tmp_path, config, "--dry-run")
+    assert shown.exit_code == 1 and '"get_n_caches": 32' in shown.output
+    assert path.read_bytes() == before
+    path, forced = _import_hf(tmp_path, config, "--force")
+    assert forced.exit_code == 0, forced.output
+    assert "warning llm-cache-count-mismatch" in forced.output
+    assert [f.rule for f in ptn.validate(path).errors] == ["llm-cache-count-mismatch"]
+
+
+def test_inspect_shows_the_metadata_beside_the_program(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from ptn.cli.main import cli
+
+    path = tmp_path / "m.ptn"
+    metadata = {**METADATA["mistral_tiny"], "get_windows": [4, 8]}
+    path.write_bytes(
+        hostile.with_metadata(
+            (REAL / "mistral_tiny.ptn").read_bytes(), json.dumps(metadata).encode()
+        )
+    )
+    shown = json.loads(CliRunner().invoke(cli, ["inspect", "--json", str(path)]).output)
+    rows = {row["fact"]: row for row in shown["llm"]}
+    assert rows["window / cache length"] == {
+        "fact": "window / cache length",
+        "metadata": {"name": "get_windows", "value": [4, 8]},
+        "program": {"value": [4, 4], "pointer": "/methods/0/graph/tensor_values/0/meta/sizes/2"},
+        "rule": "llm-window-exceeds-cache",
+        "agrees": False,
+    }
+    assert rows["KV caches"]["agrees"] is True and rows["vocabulary"]["agrees"] is True
+    assert rows["context length"]["program"] is None  # every cache slides: no bound shown
+    text = CliRunner().invoke(cli, ["inspect", str(path)], env={"COLUMNS": "200"}).output
+    assert "LLM facts: metadata and program" in text and "no: llm-window-exceeds-cache" in text
+    plain = json.loads(CliRunner().invoke(cli, ["inspect", "--json", str(REAL / "mlp.ptn")]).output)
+    assert plain["llm"] == []

@@ -18,7 +18,7 @@ from ptn.core.errors import Finding, pointer
 from ptn.core.names import METADATA
 from ptn.metadata.faults import RuleInputs
 from ptn.metadata.rules import unchecked
-from ptn.program.llm_facts import Cache, LlmFacts
+from ptn.program.llm_facts import Cache, Extent, LlmFacts
 
 _GEOMETRY = ("get_kv_heads", "get_head_dims", "get_windows")
 _COUNTS = ("get_n_caches", *_GEOMETRY, "get_n_layers")
@@ -244,3 +244,117 @@ class _Agreement:
                     self.checkable("llm-token-id-out-of-range", names)
                     return
         self.checkable("llm-token-id-out-of-range", names)
+
+
+# -- side by side (ptn inspect) ---------------------------------------------------------------
+
+_ROWS = (
+    ("KV caches", "llm-cache-count-mismatch"),
+    ("KV heads per cache", "llm-cache-geometry-mismatch"),
+    ("head dim per cache", "llm-cache-geometry-mismatch"),
+    ("window / cache length", "llm-window-exceeds-cache"),
+    ("context length", "llm-context-exceeds-program"),
+    ("tokens per step", "llm-seq-len-exceeds-program"),
+    ("vocabulary", "llm-vocab-mismatch"),
+    ("token ids", "llm-token-id-out-of-range"),
+)
+
+
+def side_by_side(facts: LlmFacts, inputs: RuleInputs) -> list[dict[str, Any]]:
+    """One row per fact of spec.md 9.8: what the metadata says (the name and value, None
+    when absent or broken), what the program shows (a value and its program.ptg pointer,
+    None when it does not show it), the rule that compares them, and whether they agree
+    (None when they are not compared)."""
+    found = agreement_findings(facts, inputs)
+    values = inputs.values
+    rows = []
+    for (fact, rule), said, shown in zip(
+        _ROWS, _metadata_side(values), _program_side(facts, values), strict=True
+    ):
+        names = [said["name"]] if said is not None else []
+        names += ["get_eos_ids"] if fact == "token ids" and "get_eos_ids" in values else []
+        wrong = any(
+            f.rule == rule
+            and f.severity == "error"
+            and any(f.pointer == pointer(n) or (f.pointer or "").startswith(pointer(n) + "/")
+                    for n in names)
+            for f in found
+        )  # fmt: skip
+        compared = said is not None and shown is not None
+        if fact == "token ids" and compared:  # every id, whichever rule would say so
+            eos: Any = values.get("get_eos_ids", ())
+            ids: list[Any] = [values["get_bos_id"]] if "get_bos_id" in values else []
+            wrong = any(i >= shown["value"] for i in [*ids, *eos])  # type: ignore[index]
+        rows.append(
+            {
+                "fact": fact,
+                "metadata": said,
+                "program": shown,
+                "rule": rule,
+                "agrees": (not wrong) if compared else None,
+            }
+        )
+    return rows
+
+
+def _said(values: Mapping[str, Any], name: str) -> dict[str, Any] | None:
+    if name not in values:
+        return None
+    value = values[name]
+    return {"name": name, "value": list(value) if isinstance(value, (list, tuple)) else value}
+
+
+def _metadata_side(values: Mapping[str, Any]) -> list[dict[str, Any] | None]:
+    count = next((n for n in _COUNTS if n in values), None)
+    ids = "get_bos_id" if "get_bos_id" in values else "get_eos_ids"
+    return [
+        None if count is None else _said(values, count),
+        _said(values, "get_kv_heads"),
+        _said(values, "get_head_dims"),
+        _said(values, "get_windows"),
+        _said(values, "get_max_context_len"),
+        _said(values, "get_max_seq_len"),
+        _said(values, "get_vocab_size"),
+        _said(values, ids),
+    ]
+
+
+def _program_side(facts: LlmFacts, values: Mapping[str, Any]) -> list[dict[str, Any] | None]:
+    caches = facts.caches or ()
+
+    def per_cache(d: int) -> dict[str, Any] | None:
+        if not caches:
+            return None
+        return {"value": [c.size(d) for c in caches], "pointer": f"{caches[0].keys.meta}/sizes/{d}"}
+
+    def extent(e: Extent | None) -> dict[str, Any] | None:
+        return None if e is None else {"value": e.size, "pointer": e.where}
+
+    count = None
+    if facts.caches is not None:
+        where = caches[0].keys.declared if caches else None
+        count = {"value": len(caches), "pointer": where}
+    context = extent(facts.tokens) if facts.caches == () else None
+    if caches:
+        agreeing = _Agreement(facts, values, {})
+        full = agreeing.full_history(caches)
+        if full:
+            i = min(full, key=lambda item: caches[item[0]].length)[0]
+            context = {"value": caches[i].length, "pointer": f"{caches[i].keys.meta}/sizes/2"}
+    # A step is bounded by the token input and by every cache (the smaller shown).
+    bounds = [extent(facts.tokens)] if facts.tokens is not None else []
+    bounds += [
+        {"value": c.length, "pointer": f"{c.keys.meta}/sizes/2"}
+        for c in sorted(caches, key=lambda c: c.length)[:1]
+    ]
+    step = min(bounds, key=lambda b: b["value"]) if bounds else None  # type: ignore[index]
+    return [
+        count,
+        per_cache(1),
+        per_cache(3),
+        per_cache(2),
+        context,
+        step,
+        extent(facts.logits or facts.embedding),
+        extent(facts.vocabulary),
+    ]
