@@ -31,7 +31,12 @@ _EXPORTS = {
     "repack": "ptn.package.edit",
     "SaveWarning": "ptn.core.errors",
     "save": "ptn.package.write",
+    # Signatures (spec.md section 12): model-signing is imported only when one is made or checked.
+    "SignatureCheck": "ptn.signing.verify",
+    "TrustError": "ptn.signing.trust",
+    "sign": "ptn.signing.sign",
     "validate": "ptn.remote.validate",
+    "verify_signature": "ptn.signing.verify",
 }
 # safetensors-style load_file/save_file: ``ptn.torch`` (torch imported only when
 # called) and ``ptn.numpy``; ``ptn.executorch``: what ExecuTorch's to_native gives, saved
@@ -51,6 +56,8 @@ __all__ = [
     "PtnMetadata",
     "Report",
     "SaveWarning",
+    "SignatureCheck",
+    "TrustError",
     "diff",
     "edit_metadata",
     "load",
@@ -59,7 +66,9 @@ __all__ = [
     "repack",
     "rewrite_metadata",
     "save",
+    "sign",
     "validate",
+    "verify_signature",
     *_SUBMODULES,
 ]
 
@@ -74,6 +83,9 @@ if TYPE_CHECKING:
     from ptn.package.read import Package, load
     from ptn.package.write import save
     from ptn.remote.validate import validate
+    from ptn.signing.sign import sign
+    from ptn.signing.trust import TrustError
+    from ptn.signing.verify import SignatureCheck, verify_signature
     from ptn_generated.metadata_model import PtnMetadata
 
 

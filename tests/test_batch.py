@@ -14,13 +14,17 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
+from click.testing import CliRunner
 from range_server import Store, serve
 
 import ptn
 from ptn.batch import validate_many
+from ptn.cli.main import cli
 from ptn.core.resources import load_schema
 from ptn.testing.fuzz import bases, corpus
+from ptn.testing.hostile import PROGRAM
 
 STORE = Store()
 URLS = 1000
@@ -120,3 +124,21 @@ def test_readme_dask_recipe_runs(
     assert (tmp_path / "report.jsonl").read_text() == expected
     assert namespace["counts"] == counts
     assert json.loads((tmp_path / "summary.json").read_text()) == counts
+
+
+def test_counts_are_the_summary_of_ptn_validate_json(tmp_path: Path) -> None:
+    """The same counts as ``ptn validate --json``: advice (ExecuTorch's unaligned packages)
+    counted apart from warnings (a C64 constant) and errors."""
+    repo = Path(__file__).resolve().parent.parent
+    warned = tmp_path / "c64.ptn"
+    with pytest.warns(UserWarning):  # its C64 constant is bound by no method
+        ptn.save(warned, PROGRAM, {"z": np.zeros(2, np.complex64)})
+    paths = [
+        *(str(repo / "tests" / "fixtures" / "real" / f"{n}.ptn") for n in ("mlp", "mixed_dtype")),
+        str(warned),
+        str(repo / "invalid-examples" / "bad-token-id.ptn"),
+    ]
+    counts = validate_many(paths, tmp_path / "report.jsonl")
+    shown = CliRunner().invoke(cli, ["validate", "--json", *paths])
+    assert counts == json.loads(shown.output)["summary"]
+    assert counts["advice"] == 6 and counts["warnings"] == 2 and counts["invalid"] == 1

@@ -65,6 +65,8 @@ def test_docs_show_the_example_programs_verbatim() -> None:
             assert (EXAMPLES / name).read_text(encoding="utf-8") in text, (doc.name, name)
     loader = (EXAMPLES / "load_package.cpp").read_text(encoding="utf-8")
     assert f"```cpp\n{loader}```" in DOCS.read_text(encoding="utf-8")
+    reader = (EXAMPLES / "read_metadata.mjs").read_text(encoding="utf-8")
+    assert f"```js\n{reader}```" in DOCS.read_text(encoding="utf-8")
 
 
 def test_docs_cpp_loader_prints_what_the_docs_show(fresh_clone: Path, cxx: list[str]) -> None:
@@ -92,7 +94,12 @@ def test_docs_cpp_loader_prints_what_the_docs_show(fresh_clone: Path, cxx: list[
 def _example_scripts(doc: Path) -> list[str]:
     """The shell blocks of ``doc`` that build or run an example."""
     blocks = re.findall(r"^```sh\n(.*?)^```", doc.read_text(encoding="utf-8"), re.M | re.S)
-    return [block for block in blocks if "read_windows" in block]
+    return [block for block in blocks if "read_windows" in block or "read_metadata" in block]
+
+
+def _example_id(script: str) -> str:
+    language = "cpp" if "g++" in script else "typescript"
+    return language + ("-package" if "read_metadata" in script else "")
 
 
 def _commands(script: str) -> list[tuple[tuple[str, ...], str | None]]:
@@ -104,9 +111,7 @@ def _commands(script: str) -> list[tuple[tuple[str, ...], str | None]]:
     return commands
 
 
-@pytest.mark.parametrize(
-    "script", _example_scripts(DOCS), ids=lambda s: "cpp" if "g++" in s else "typescript"
-)
+@pytest.mark.parametrize("script", _example_scripts(DOCS), ids=_example_id)
 def test_docs_example_commands_work_on_a_fresh_clone(
     script: str, fresh_clone: Path, request: pytest.FixtureRequest
 ) -> None:
@@ -128,6 +133,25 @@ def test_docs_example_commands_work_on_a_fresh_clone(
     printed = iter(proc.stdout.splitlines())  # npm's own lines may come in between
     missing = [line for line in expected if line not in printed]
     assert missing == [], proc.stdout
+
+
+def test_docs_package_metadata_example_reads_a_url(node: str) -> None:
+    """examples/bindings/read_metadata.mjs given a URL, as its comment shows: the same
+    values as from the path, over range requests."""
+    from range_server import Store, serve
+
+    store = Store()
+    store.files["tiny-llm.ptn"] = (REPO / "examples" / "tiny-llm.ptn").read_bytes()
+    with serve(store) as base:
+        url = f"{base}/ok/tiny-llm.ptn"
+        assert run([node, str(EXAMPLES / "read_metadata.mjs"), url]) == "128 2 3\n"
+        ignored = subprocess.run(  # a server that ignores Range: refused, never downloaded
+            [node, str(EXAMPLES / "read_metadata.mjs"), f"{base}/norange/tiny-llm.ptn"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    assert ignored.returncode == 1 and "ptn-io-error" in ignored.stderr
 
 
 def test_readme_example_commands_are_the_ones_run_above() -> None:
@@ -362,6 +386,173 @@ def test_typescript_reads_typed_values(node: str, tmp_path: Path) -> None:
     index = (TS_DIR / "dist" / "index.js").as_uri()
     script.write_text(TS_TYPED_READS % {"index": index}, encoding="utf-8")
     assert run([node, str(script)]) == TS_TYPED_READS_OUT
+
+
+# ---------------------------------------------------------------------------
+# TypeScript: the built package in a consumer's project (issue 42)
+# ---------------------------------------------------------------------------
+
+# A consumer's program: typed uses of the public API, so that its .d.ts files must say what
+# the code does (an exhaustive switch over Severity fails to compile if a level is missing).
+TS_CONSUMER = r"""
+import {
+  bytesSource,
+  inspectPackage,
+  Metadata,
+  PackageMetadata,
+  PtnError,
+  readMetadata,
+  readPackageMetadata,
+  RULE_SEVERITY,
+  urlSource,
+  validatePackage,
+  type ByteSource,
+  type FileReport,
+  type Finding,
+  type IntRange,
+  type PackageInput,
+  type Severity,
+} from "@ptn/metadata";
+import { nodeCrc32, nodeFileSource, type NodeFileSource } from "@ptn/metadata/node";
+
+// The two Node globals this program uses (a consumer without @types/node declares them).
+declare const process: { argv: string[]; stdout: { write(text: string): boolean } };
+
+function letter(severity: Severity): string {
+  switch (severity) {
+    case "error":
+      return "E";
+    case "warning":
+      return "W";
+    case "advice":
+      return "A";
+  }
+}
+
+async function ruleOf(read: () => unknown): Promise<string> {
+  try {
+    await read();
+    return "ok";
+  } catch (err) {
+    if (!(err instanceof PtnError)) throw err;
+    return `${err.rule} ${err.member} ${err.pointer}`;
+  }
+}
+
+const [path, url, bare, exported] = process.argv.slice(2) as [string, string, string, string];
+const out: string[] = [];
+const file: NodeFileSource = nodeFileSource(path);
+let whole: Uint8Array;
+try {
+  const pkg: PackageMetadata<Metadata> = await readPackageMetadata(file);
+  const range: IntRange = { minimum: 1n };
+  const context: bigint = pkg.metadataInt("get_max_context_len", range);
+  const windows: bigint[] | undefined = pkg.metadata?.windows();
+  out.push(`path ${context} ${windows?.join(",")} ${pkg.metadataFloat("get_max_seq_len")}`);
+  const report: FileReport = await validatePackage(file, { deep: true, crc32: nodeCrc32 });
+  out.push(`valid ${report.valid} ${report.findings.length}`);
+  whole = await file.read(0, await file.size());
+} finally {
+  await file.close();
+}
+const input: PackageInput = whole;
+const fromBytes = await readPackageMetadata(input);
+const eos = fromBytes.metadataInts("get_eos_ids");
+out.push(`bytes ${eos.join(",")} ${fromBytes.metadataBool("use_kv_cache")}`);
+const remote: ByteSource = urlSource(url);
+const metadata: Metadata | null = await readMetadata(remote);
+out.push(`url ${metadata?.metadataStr("general.name")}`);
+const none = await readPackageMetadata(nodeFileSource(bare));
+out.push(`bare ${none.metadata} ${await ruleOf(() => none.metadataInt("get_vocab_size"))}`);
+out.push(`kind ${await ruleOf(() => fromBytes.metadataInt("general.name"))}`);
+out.push(`range ${await ruleOf(() => fromBytes.metadataInt("get_max_seq_len", { maximum: 8n }))}`);
+out.push(`zip ${await ruleOf(() => readMetadata(bytesSource(new Uint8Array(30))))}`);
+const { report, info } = await inspectPackage(nodeFileSource(exported));
+const levels = report.findings.map((f: Finding) => letter(f.severity));
+out.push(`exported ${report.valid} ${levels.join("")} ${info.findings.length}`);
+out.push(`heading ${RULE_SEVERITY["zip-unaligned-member"]} ${RULE_SEVERITY["st-complex64"]}`);
+process.stdout.write(out.join("\n") + "\n");
+"""
+
+# The compiler options a consumer might use, all with skipLibCheck false (tsc's default):
+# Node's own module resolution, and a bundler's without the DOM library.
+TS_CONSUMER_CONFIGS = {
+    "nodenext": {"module": "NodeNext", "moduleResolution": "NodeNext"},
+    "bundler": {"module": "ESNext", "moduleResolution": "Bundler", "lib": ["ES2022"]},
+}
+
+
+def _consumer_project(root: Path, options: dict[str, Any]) -> Path:
+    """A project that installed the built package as npm would (package.json, dist/, bin/)."""
+    installed = root / "node_modules" / "@ptn" / "metadata"
+    installed.mkdir(parents=True)
+    shutil.copy(TS_DIR / "package.json", installed / "package.json")
+    for part in json.loads((TS_DIR / "package.json").read_text(encoding="utf-8"))["files"]:
+        shutil.copytree(TS_DIR / part, installed / part)
+    (root / "package.json").write_text('{"private": true, "type": "module"}\n', encoding="utf-8")
+    (root / "main.ts").write_text(TS_CONSUMER, encoding="utf-8")
+    compiler = {
+        "target": "ES2022",
+        "strict": True,
+        "skipLibCheck": False,
+        "exactOptionalPropertyTypes": True,
+        "noUncheckedIndexedAccess": True,
+        "noImplicitReturns": True,
+        "types": [],
+        "outDir": "out",
+        **options,
+    }
+    config = {"compilerOptions": compiler, "files": ["main.ts"]}
+    (root / "tsconfig.json").write_text(json.dumps(config), encoding="utf-8")
+    return root
+
+
+@pytest.mark.parametrize("config", sorted(TS_CONSUMER_CONFIGS))
+def test_typescript_package_type_checks_in_a_consumer_project(
+    node: str, tmp_path: Path, config: str
+) -> None:
+    """The .d.ts files of the built package compile in a strict consumer project with
+    skipLibCheck false (once: dist/metadata_core.d.ts imported types that stripInternal had
+    removed from dist/strict_json.d.ts), and the program runs: package-level typed reads
+    from a path, bytes and a URL, and advice as a Severity of its own."""
+    import numpy as np
+    from range_server import Store, serve
+
+    import ptn
+    from ptn.testing import program_for
+    from ptn.testing.hostile import PROGRAM
+
+    root = _consumer_project(tmp_path / "consumer", TS_CONSUMER_CONFIGS[config])
+    tsc = TS_DIR / "node_modules" / "typescript" / "bin" / "tsc"
+    proc = subprocess.run(
+        [node, str(tsc), "-p", str(root)], capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    bare = tmp_path / "bare.ptn"
+    ptn.save(bare, PROGRAM)  # no metadata.json
+    large = tmp_path / "large.ptn"  # 4 MiB of constants, of which the URL read sends none
+    constants = {"w": np.zeros(1 << 20, np.float32)}
+    ptn.save(large, program_for(constants), constants, {"general.name": "large"})
+    store = Store()
+    store.files["large.ptn"] = large.read_bytes()
+    tiny = REPO / "examples" / "tiny-llm.ptn"
+    exported = REPO / "tests" / "fixtures" / "real" / "mixed_dtype.ptn"
+    with serve(store) as base:
+        args = [str(tiny), f"{base}/ok/large.ptn", str(bare), str(exported)]
+        ran = run([node, str(root / "out" / "main.js"), *args])
+    assert store.sent < 16 << 10  # the directory and metadata.json
+    assert ran.splitlines() == [
+        "path 128 64,0 32",
+        "valid true 0",
+        "bytes 2,3 true",
+        "url large",
+        "bare null metadata-missing-name metadata.json /get_vocab_size",
+        "kind metadata-wrong-kind metadata.json /general.name",
+        "range metadata-read-out-of-range metadata.json /get_max_seq_len",
+        "zip zip-not-a-zip null null",
+        "exported true AAAA 4",
+        "heading advice warning",
+    ]
 
 
 # ---------------------------------------------------------------------------

@@ -77,6 +77,7 @@ def test_validate_directory_json_matches_report_schema(mixed: Path) -> None:
         "invalid": 2,
         "errors": report["summary"]["errors"],
         "warnings": 0,
+        "advice": 0,
     }
 
 
@@ -132,6 +133,40 @@ def test_strict_turns_warnings_into_errors(tmp_path: Path) -> None:
     strict = ptn_cli("validate", "--strict", "--json", str(path))
     assert strict.returncode == 1
     assert json.loads(strict.stdout)["files"][0]["findings"][0]["severity"] == "error"
+
+
+def test_strict_leaves_advice_alone(tmp_path: Path) -> None:
+    """Alignment is advice (spec.md section 1): --strict fails the warning, not the advice,
+    and the summary counts the two apart."""
+    import zipfile
+
+    import numpy as np
+
+    aligned = tmp_path / "c64.ptn"
+    ptn.save(aligned, PROGRAM, {"z": np.zeros(2, dtype=np.complex64)})
+    path = tmp_path / "zipped.ptn"  # Python's zipfile: every member unaligned
+    with zipfile.ZipFile(aligned) as src, zipfile.ZipFile(path, "w") as dst:
+        for name in src.namelist():
+            dst.writestr(name, src.read(name))
+    plain = json.loads(ptn_cli("validate", "--json", str(path)).stdout)
+    strict = ptn_cli("validate", "--strict", "--json", str(path))
+    assert strict.returncode == 1
+    report = json.loads(strict.stdout)
+    severities = {(f["rule"], f["severity"]) for f in report["files"][0]["findings"]}
+    assert severities == {
+        ("zip-unaligned-member", "advice"),
+        ("st-complex64", "error"),
+        ("ptg-unused-constant", "error"),
+    }
+    assert (
+        plain["summary"] | {"errors": 2, "warnings": 0, "valid": 0, "invalid": 1}
+        == (report["summary"])
+    )
+    assert plain["summary"]["advice"] == len(plain["files"][0]["findings"]) - 2 > 0
+    text = ptn_cli("validate", str(path)).stdout
+    advice = plain["summary"]["advice"]
+    assert f"\n1 file: 1 valid, 0 invalid (0 errors, 2 warnings, {advice} advice)\n" in text
+    assert ptn_cli("validate", "--strict", str(aligned)).returncode == 1
 
 
 def test_fast_skips_crc(tmp_path: Path) -> None:

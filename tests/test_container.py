@@ -484,11 +484,11 @@ def test_too_many_members() -> None:
     assert err.value.rule == "zip-too-many-members"
 
 
-def test_unaligned_member_is_a_warning() -> None:
+def test_unaligned_member_is_advice() -> None:
     data = with_zipfile([("program.ptg", b"abc")])
     members, findings = read_members(data)
     assert [(f.rule, f.severity, f.member) for f in findings] == [
-        ("zip-unaligned-member", "warning", "program.ptg")
+        ("zip-unaligned-member", "advice", "program.ptg")
     ]
     assert len(members) == 1
 

@@ -11,11 +11,11 @@ and UndefinedBehaviorSanitizer (any report aborts the process, which fails the t
   C++ declares (tools/conformance/capabilities.py) would be left out, and printed;
 - ``ptn::Package`` (strict and lenient) opens what ``ptn.load`` opens and reads the same
   findings (the program's with their messages), keys, tensor views (owner, dtype, shape,
-  bytes), program size, methods, metadata and unreadable parts
+  bytes), program size, methods, metadata, unreadable parts and the package's SHA-256
   (bindings/cpp/tests/read_package.cpp);
 - bindings/cpp/tests/unit_test.cpp: nesting (JSON, programs) on a 64 KiB thread stack,
-  ptg-undefined-value by pointer and message (subgraphs on that stack too), CRC-32
-  values, packed sizes past 64 bits, a caller's buffer, methods, I/O errors;
+  ptg-undefined-value by pointer and message (subgraphs on that stack too), CRC-32 and
+  SHA-256 values, packed sizes past 64 bits, a caller's buffer, methods, I/O errors;
 - the CMake package: ``find_package(ptn)`` after an install, and ``add_subdirectory``.
 
 Without g++ (or cmake, for the last test) the tests skip locally; in CI they fail.
@@ -23,6 +23,7 @@ Without g++ (or cmake, for the last test) the tests skip locally; in CI they fai
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
@@ -247,6 +248,7 @@ def _python_view(path: str, lenient: bool) -> dict[str, Any]:
             view["metadata"] = [err.rule]
         view["unreadable"] = [[k, f.rule] for k, f in pkg.unreadable.items()]
         view["unreadable_keys"] = [[k, f.rule] for k, f in pkg.unreadable_keys.items()]
+    view["sha256"] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
     return view
 
 

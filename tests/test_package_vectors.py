@@ -104,7 +104,7 @@ def test_typescript_matches_manifest(node: str) -> None:
 
 def test_java_matches_manifest(jdk: tuple[str, str]) -> None:
     """The Java runner (dev.ptn.PackageValidator over a mapped FileChannel), fast and deep,
-    without the program stage it declares it lacks (rules ptg-*)."""
+    every finding (the binding declares no gap)."""
     print(describe("java", package_left_out("java")))
     assert mismatches(package_expected("java"), run("java", FILES)) == []
 

@@ -195,6 +195,16 @@ def test_a_value_defined_twice_is_named_where_it_is_defined_again() -> None:
     ]
 
 
+def test_unnamed_tensor_list_elements_define_nothing() -> None:
+    split = {
+        **call("t", "split.Tensor", [("self", tensor("x")), ("split_size", integer(1))]),
+        "outputs": [{"name": "t", "kind": "TENSOR_LIST", "names": ["a", "", ""]}],
+    }
+    again = {**split, "name": "u", "outputs": [{"name": "u", "kind": "TENSOR_LIST",
+                                                "names": ["", "b", ""]}]}  # fmt: skip
+    assert redefined(single([split, again])) == []
+
+
 def test_the_names_a_graph_starts_with_are_distinct() -> None:
     m = method(
         "forward",
@@ -428,8 +438,16 @@ def test_a_buffer_written_anywhere_is_not_reported() -> None:
         "update", inputs={"x": ONE}, nodes=[], returns=[("x", "BUFFER_MUTATION", "scale")]
     )
     by_other_method = buffered([read], [], writer)
+    first = method(
+        "update", inputs={"x": ONE}, nodes=[], returns=[("x", "BUFFER_MUTATION", "scale")]
+    )
+    by_an_earlier_method = program(
+        first,
+        method("forward", inputs={"x": ONE}, nodes=[read], returns=[],
+               buffers=[("b", "scale", ONE)]),
+    )  # fmt: skip
     unread = buffered([call("y", "neg.default", [("self", tensor("x"))])], [])
-    for data in (by_spec, in_place, by_other_method, unread):
+    for data in (by_spec, in_place, by_other_method, by_an_earlier_method, unread):
         assert problems(data) == []
 
 

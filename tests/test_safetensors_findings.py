@@ -22,7 +22,7 @@ from ptn.safetensors import tensors as st_tensors
 from ptn.safetensors.bools import bool_findings
 from ptn.safetensors.header import MAX_DIM, MAX_RANK, MEMBER, read_header
 
-E, W = "error", "warning"
+E, W, A = "error", "warning", "advice"
 
 
 def craft(header: dict[str, Any], data: int) -> bytes:
@@ -136,7 +136,7 @@ def found(image: bytes) -> list[tuple[str, str, str | None, str | None, str]]:
             9,
             (
                 "st-unaligned-tensor",
-                W,
+                A,
                 "/b/data_offsets",
                 "data at member offset 193 is not 4-byte aligned",
             ),
@@ -290,12 +290,12 @@ def test_tensor_bytes_views_what_needs_no_copy_and_reads_back() -> None:
     assert bytes(st_tensors.tensor_bytes(big)) == b"\x00\x00\x01\x00\x02\x00"
 
 
-@pytest.mark.parametrize(("begin", "warned"), [(1, True), (3, False)])
+@pytest.mark.parametrize(("begin", "advised"), [(1, True), (3, False)])
 def test_alignment_counts_from_the_member_start_when_the_data_starts_unaligned(
-    begin: int, warned: bool
+    begin: int, advised: bool
 ) -> None:
     """A header of any length: the data may start at 1 mod 4, where [1, 5) is unaligned
-    and [3, 7) aligned; the lean pass must warn exactly as the full check does."""
+    and [3, 7) aligned; the lean pass must advise exactly as the full check does."""
     header = {"a": entry("U8", [begin], [0, begin]), "b": entry("F32", [1], [begin, begin + 4])}
     raw = json.dumps(header).encode()
     raw += b" " * ((57 - len(raw)) % 64)  # data starts at 8 + len(raw) = 1 mod 64
@@ -303,10 +303,10 @@ def test_alignment_counts_from_the_member_start_when_the_data_starts_unaligned(
     start = 8 + len(raw)
     assert start % 4 == 1
     expected = [
-        ("st-unaligned-tensor", W, MEMBER, "/b/data_offsets",
+        ("st-unaligned-tensor", A, MEMBER, "/b/data_offsets",
          f"data at member offset {start + 1} is not 4-byte aligned"),
     ]  # fmt: skip
-    assert found(image) == (expected if warned else [])
+    assert found(image) == (expected if advised else [])
 
 
 # --- writing --------------------------------------------------------------------------

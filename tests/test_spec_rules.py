@@ -13,19 +13,17 @@ from pathlib import Path
 import pytest
 from conftest import WHOLE_SUITE
 
+from tools.codegen.rule_ids import rule_headings
+
 REPO = Path(__file__).resolve().parent.parent
-PREFIXES = ("zip", "ptn", "ptg", "st", "aliases", "json", "metadata", "llm")
+PREFIXES = ("zip", "ptn", "ptg", "st", "aliases", "json", "metadata", "llm", "sig")
 RULE = re.compile(rf"\b(?:{'|'.join(PREFIXES)})-[a-z0-9]+(?:-[a-z0-9]+)*\b")
 # Strings of rule shape in ptn/ that are not rule ids.
 NOT_RULES = {"ptn-validate", "metadata-json", "st-header", "json-schema", "ptn-generated"}
 
 
 def spec_ids() -> set[str]:
-    return set(
-        re.findall(
-            r"^#### `([a-z0-9-]+)` \((?:error|warning)\)", (REPO / "spec.md").read_text(), re.M
-        )
-    )
+    return {rule for rule, _ in rule_headings((REPO / "spec.md").read_text())}
 
 
 def code_ids() -> set[str]:
@@ -45,6 +43,8 @@ def test_spec_ids_are_unique_and_well_formed() -> None:
     headings = re.findall(r"^#### `([a-z0-9-]+)`", (REPO / "spec.md").read_text(), re.M)
     assert len(headings) == len(set(headings))
     assert all(RULE.fullmatch(h) for h in headings)
+    # Each gives a severity the generator knows (error, warning, advice): none is dropped.
+    assert set(headings) == spec_ids()
 
 
 def test_every_specified_rule_is_raised_by_some_test(request, raised_rules: set[str]) -> None:

@@ -14,6 +14,7 @@ Without Node.js >= 20 the test skips locally; in CI a missing toolchain fails it
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import random
@@ -552,3 +553,27 @@ def _comparable(parts: list[dict]) -> list[dict]:  # type: ignore[type-arg]
         {k: v for k, v in p.items() if k != "message" or not p["rule"].startswith(OWN_WORDING)}
         for p in parts
     ]
+
+
+def test_package_sha256_is_the_files(node: str, packages: list[Path], tmp_path: Path) -> None:
+    """packageSha256 (portable, in any piece size, and with Node's hash) is hashlib's SHA-256
+    of the whole file: for the corpus, and for lengths around the 64-byte blocks and the
+    padding (0 to 130 bytes)."""
+    sizes = []
+    for n in range(131):
+        path = tmp_path / f"bytes-{n}.bin"
+        path.write_bytes(bytes((i * 37 + n) % 256 for i in range(n)))
+        sizes.append(path)
+    files = [*packages, *sizes]
+    script = REPO / "tests" / "ts" / "sha256_packages.mjs"
+    proc = subprocess.run(
+        [node, str(script), str(TS_DIR / "dist"), *map(str, files)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout)
+    for path in files:
+        want = hashlib.sha256(path.read_bytes()).hexdigest()
+        assert got[str(path)] == [want, want, want], path.name

@@ -32,6 +32,7 @@ PAGE = WEB / "dist" / "ptn-inspector.html"
 SHOTS = REPO / "build" / "web-page"
 VALID = REPO / "examples" / "tiny-llm.ptn"
 INVALID = REPO / "invalid-examples" / "bad-token-id.ptn"
+EXPORTED = REPO / "tests" / "fixtures" / "real" / "mixed_dtype.ptn"  # ExecuTorch's: unaligned
 SHOWN_ROWS = 40  # web/src/view.ts
 
 
@@ -176,6 +177,7 @@ def driven(page: Path, chromium: str, tmp_path_factory: pytest.TempPathFactory) 
     tmp = tmp_path_factory.mktemp("web")
     packages = [VALID, INVALID, _flipped(tmp), _many(tmp, SHOWN_ROWS + 20), _hostile(tmp)]
     packages.append(_zipped(tmp))
+    packages.append(EXPORTED)
     packages.append(_floats(tmp))
     packages.append(_large(tmp))
     rows = _rows(tmp)
@@ -241,6 +243,16 @@ def test_valid_package_shows_what_ptn_inspect_shows(driven: dict[str, Any]) -> N
     assert deep["verdict"].startswith("valid") and "deep check" in deep["verdict"]
     assert not deep["progress"]["hidden"] and deep["progress"]["value"] == deep["progress"]["max"]
     assert Path(shown["screenshot"]).stat().st_size > 0
+
+
+def test_executorch_export_is_valid_with_its_advice_counted_apart(driven: dict[str, Any]) -> None:
+    """Alignment is advice (spec.md section 1): shown, counted apart, never a warning."""
+    shown = driven["by_name"][EXPORTED.name]
+    for mode, deep in (("fast", False), ("deep", True)):
+        state = shown[mode]
+        assert state["verdict"].startswith("valid — 0 errors, 0 warnings, 4 advice; ")
+        assert _shown(state) == _findings(EXPORTED, deep)
+        assert {severity for severity, _ in _shown(state)} == {"advice"}
 
 
 def test_invalid_package_shows_each_finding_linked_to_its_rule(driven: dict[str, Any]) -> None:

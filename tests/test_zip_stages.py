@@ -157,7 +157,7 @@ def test_sink_caps_each_rule_and_summarises_last() -> None:
     sink = Sink()
     for i in range(MAX_FINDINGS_PER_RULE + 7):
         sink.add("zip-crc-mismatch", f"m{i}", "x")
-        sink.add("zip-unaligned-member", None, "w", "warning")
+        sink.add("zip-unaligned-member", None, "w", "advice")
     sink.add("zip-crc-mismatch", None, "as a warning", "warning")  # counted apart from the errors
     found = sink.finish()
     listed = 2 * MAX_FINDINGS_PER_RULE + 1
@@ -165,5 +165,5 @@ def test_sink_caps_each_rule_and_summarises_last() -> None:
     assert found[0] == Finding("zip-crc-mismatch", "error", "m0", None, "x")
     assert [(f.rule, f.severity, f.message) for f in found[listed:]] == [
         ("zip-crc-mismatch", "error", "7 more findings of this rule are not listed"),
-        ("zip-unaligned-member", "warning", "7 more findings of this rule are not listed"),
+        ("zip-unaligned-member", "advice", "7 more findings of this rule are not listed"),
     ]

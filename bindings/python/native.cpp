@@ -95,8 +95,7 @@ PyObject* finding_tuple(const ptn::Finding& f) {
     Py_XDECREF(message);
     return nullptr;
   }
-  const char* severity = f.severity == ptn::Severity::Error ? "error" : "warning";
-  return Py_BuildValue("(NsNNNn)", rule, severity, member, pointer, message,
+  return Py_BuildValue("(NsNNNn)", rule, ptn::severity_name(f.severity), member, pointer, message,
                        static_cast<Py_ssize_t>(f.more));
 }
 

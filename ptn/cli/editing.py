@@ -12,11 +12,12 @@ import sys
 import warnings
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ptn.cli.common import UsageProblem, checked, open_or_exit, transaction
+from ptn.cli.signing import after_edit, resign_options, resigner
 
 if TYPE_CHECKING:
     from ptn.core.errors import PtnError
@@ -101,10 +102,15 @@ def _did_you_mean(name: str, values: dict[str, object]) -> str:
     type=click.Path(dir_okay=False),
     help="Write the result here instead of in place.",
 )
-def metadata_set(path: str, assignments: Sequence[str], from_json, output: str | None) -> None:  # type: ignore[no-untyped-def]
+@resign_options
+def metadata_set(  # type: ignore[no-untyped-def]
+    path: str, assignments: Sequence[str], from_json, output: str | None, **sign: Any
+) -> None:
     """Set names; VALUE is a JSON literal: n=8192, name='"tiny"', w='[512,0]'.
 
-    The result is validated before anything is written; the rewrite is atomic.
+    The result is validated before anything is written; the rewrite is atomic. A signature
+    beside the package (PATH.sig) that no longer matches it is renamed PATH.sig.stale;
+    --sign-key signs the result instead.
     """
     import shlex
 
@@ -131,7 +137,7 @@ def metadata_set(path: str, assignments: Sequence[str], from_json, output: str |
         updates[name] = value
     if not updates:
         raise UsageProblem("nothing to set: give NAME=VALUE or --from-json FILE")
-    _rewrite(path, output, lambda values: {**values, **updates})
+    _rewrite(path, output, lambda values: {**values, **updates}, sign)
 
 
 def _assignment(item: str) -> tuple[str, object]:
@@ -196,10 +202,11 @@ def _hint(name: str, literal: str, err: PtnError) -> str:
     type=click.Path(dir_okay=False),
     help="Write the result here instead of in place.",
 )
-def metadata_unset(path: str, names: Sequence[str], output: str | None) -> None:
+@resign_options
+def metadata_unset(path: str, names: Sequence[str], output: str | None, **sign: Any) -> None:
     """Remove names (removing the last one removes metadata.json).
 
-    A name that is not there is an error, and nothing is written.
+    A name that is not there is an error, and nothing is written. Signatures as for `set`.
     """
     from ptn.core.errors import PtnError
 
@@ -213,7 +220,7 @@ def metadata_unset(path: str, names: Sequence[str], output: str | None) -> None:
             )
         return {k: v for k, v in values.items() if k not in names}
 
-    _rewrite(path, output, remove)
+    _rewrite(path, output, remove, sign)
 
 
 @metadata.command("import-hf")
@@ -239,6 +246,7 @@ def metadata_unset(path: str, names: Sequence[str], output: str | None) -> None:
     type=click.Path(dir_okay=False),
     help="Write the result here instead of in place.",
 )
+@resign_options
 def metadata_import_hf(
     config: str,
     path: str,
@@ -246,6 +254,7 @@ def metadata_import_hf(
     force: bool,
     dry_run: bool,
     output: str | None,
+    **sign: Any,
 ) -> None:
     """Merge LLM metadata derived from a Hugging Face config.json (or model directory).
 
@@ -274,7 +283,7 @@ def metadata_import_hf(
         sys.exit(1)
     if not dry_run:
         tolerate = frozenset(f.rule for f in disagreements if f.severity == "error")
-        _rewrite(path, output, lambda values: {**values, **derived}, tolerate)
+        _rewrite(path, output, lambda values: {**values, **derived}, sign, tolerate)
 
 
 def _against_program(path: str, derived: dict[str, object]):  # type: ignore[no-untyped-def]
@@ -320,17 +329,23 @@ def _report_disagreements(path: str, config: str, found, force: bool) -> bool:  
     return True
 
 
-def _rewrite(path: str, output: str | None, change, tolerate=frozenset()) -> None:  # type: ignore[no-untyped-def]
-    """Run one metadata edit transaction (ptn.package.edit.edit_metadata) and report it."""
+def _rewrite(  # type: ignore[no-untyped-def]
+    path: str, output: str | None, change, sign: dict[str, Any], tolerate=frozenset()
+) -> None:
+    """Run one metadata edit transaction (ptn.package.edit.edit_metadata) and report it;
+    then see to the signature beside what it wrote (``sign``: the --sign-* options).
+    ``tolerate``: rules whose errors the result may have (a forced import-hf)."""
     from ptn.cli.report import count
     from ptn.package.edit import edit_metadata
 
+    signer = resigner(**sign)  # a key it cannot use stops the edit before it writes
     transaction(
         path,
         output,
         lambda: edit_metadata(path, change, output, tolerate=tolerate),
         lambda new: count(len(new or ()), "metadata name"),
     )
+    after_edit(path, output, signer)
 
 
 @click.command()
@@ -341,13 +356,16 @@ def _rewrite(path: str, output: str | None, change, tolerate=frozenset()) -> Non
     type=click.Path(dir_okay=False),
     help="Write the result here instead of in place.",
 )
-def repack(path: str, output: str | None) -> None:
+@resign_options
+def repack(path: str, output: str | None, **sign: Any) -> None:
     """Rewrite a package in canonical form: stored, 64-aligned, members in spec order.
 
     Inflates deflated members (never past their declared size), realigns packages from
     other writers, keeps every byte of content, and validates the result before it
     replaces anything: a package that would still be invalid is refused, unchanged.
-    Same content, same bytes. Exit status: 0 written, 1 refused, 2 I/O problem.
+    Same content, same bytes. A signature beside the package (PATH.sig) that no longer
+    matches it is renamed PATH.sig.stale; --sign-key signs the result instead. Exit status:
+    0 written, 1 refused, 2 I/O problem.
     """
     from collections import Counter
 
@@ -357,4 +375,6 @@ def repack(path: str, output: str | None) -> None:
         counts = sorted(Counter(f.rule for f in findings).items())
         return "fixed: " + (", ".join(f"{rule} x{n}" for rule, n in counts) or "already canonical")
 
+    signer = resigner(**sign)
     transaction(path, output, lambda: repack_package(path, output), fixed)
+    after_edit(path, output, signer)

@@ -9,7 +9,7 @@ from itertools import compress, repeat
 from operator import eq, itemgetter
 from typing import Any, overload
 
-from ptn.cli.report import count, safe
+from ptn.cli.report import NO_TRUST_HINT, count, safe
 from ptn.core.errors import PtnError
 from ptn.core.names import METADATA, PTG
 from ptn.package.read import Package
@@ -78,9 +78,25 @@ def describe(pkg: Package, *, every_row: bool = True) -> dict[str, Any]:
             "dedup_saved_bytes": rows.saved,
         },
         "unreadable": unreadable,
+        "signature": None,  # the signature beside the file: add_signature fills it in
         "findings": [f.to_json() for f in pkg.findings],
         "warnings": [f.to_json() for f in pkg.warnings],
+        "advice": [f.to_json() for f in pkg.advice],
     }
+
+
+def add_signature(info: dict[str, Any], path: str, trust: Any) -> None:
+    """``info["signature"]``: the signature beside the package (None without one), what it
+    claims, and, with ``trust`` (``ptn.cli.signing.trust_from``), whether it verifies; a
+    failure's findings join ``info["findings"]`` and make the package shown invalid."""
+    from ptn.signing.verify import check_signature
+
+    check = check_signature(path, trust[0] if trust else None,
+                            verifier=trust[1] if trust else None)  # fmt: skip
+    info["signature"] = None if check is None else check.to_json()
+    if check is not None and check.findings:
+        info["findings"] = [*info["findings"], *(f.to_json() for f in check.findings)]
+        info["valid"] = False
 
 
 class _Rows(Sequence[dict[str, Any]]):
@@ -317,6 +333,9 @@ def render(info: dict[str, Any], show_all: bool = False) -> None:
         f"{count(totals['constants'], 'constant')}, {_size(totals['constant_bytes'])} stored, "
         f"{_size(totals['dedup_saved_bytes'])} saved by deduplication"
     ))  # fmt: skip
+    sig = info.get("signature")
+    if sig is not None:
+        console.print(Text(_signature_text(sig)))
     for part in info["unreadable"]:  # the findings below give the whole message
         console.print(Text(f"unreadable {safe(part['part'])}: {part['rule']}", style="bold"))
     if not info["valid"]:  # every finding, so the report needs no second command
@@ -328,8 +347,20 @@ def render(info: dict[str, Any], show_all: bool = False) -> None:
                 f"{safe(f['message'])}"
             ))  # fmt: skip
         return
-    for w in info["warnings"]:
-        console.print(Text(f"warning {w['rule']} {safe(w['member'])}: {safe(w['message'])}"))
+    for w in [*info["warnings"], *info["advice"]]:  # advice: what `ptn repack` would improve
+        line = f"{w['severity']} {w['rule']} {safe(w['member'])}: {safe(w['message'])}"
+        console.print(Text(line))
+
+
+def _signature_text(sig: dict[str, Any]) -> str:
+    """``signature model.ptn.sig: verified (public-key), sha256 ...`` and the like."""
+    head = f"signature {safe(sig['path'])}: "
+    claims = f"({sig['method']}, sha256 {sig['sha256']})"
+    if sig["status"] == "verified":
+        return head + "verified " + claims
+    if sig["status"] == "unchecked":
+        return head + f"not verified {claims}; {NO_TRUST_HINT}"
+    return head + sig["status"] + " (the findings say why)"
 
 
 def _llm_table(rows: list[dict[str, Any]]) -> Any:

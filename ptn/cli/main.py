@@ -1,8 +1,9 @@
 """The ``ptn`` command. Exit codes: 0 ok, 1 invalid (or stale), 2 usage or I/O problem.
 
 This module holds the group and its help; each command group lives in its own module
-(reading: validate, inspect, diff; running: run; editing: metadata, repack; shipped:
-bindings, schema, inspector), and the work is in the library layers below.
+(reading: validate, inspect, diff; running: run; editing: metadata, repack; signing: sign,
+verify-signature; shipped: bindings, schema, inspector), and the work is in the library
+layers below.
 """
 
 from __future__ import annotations
@@ -24,12 +25,15 @@ COMMANDS = {
     "run": "running",
     "metadata": "editing",
     "repack": "editing",
+    "sign": "signing",
+    "verify-signature": "signing",
     "bindings": "shipped",
     "schema": "shipped",
     "inspector": "shipped",
     "codegen": "shipped",
 }
-"""Command name -> the module of ptn.cli that defines it (as a function of that name)."""
+"""Command name -> the module of ptn.cli that defines it (as a function of that name, with
+``_`` for ``-``)."""
 
 
 class _Group(click.Group):
@@ -47,7 +51,9 @@ class _Group(click.Group):
         module = COMMANDS.get(cmd_name)
         if module is None:
             return None
-        command: click.Command = getattr(importlib.import_module(f"ptn.cli.{module}"), cmd_name)
+        command: click.Command = getattr(
+            importlib.import_module(f"ptn.cli.{module}"), cmd_name.replace("-", "_")
+        )
         return command
 
     def invoke(self, ctx: click.Context) -> object:
@@ -82,6 +88,8 @@ def cli() -> None:
       ptn run model.ptn --random      run a method in Python (needs torch)
       ptn metadata set model.ptn get_max_context_len=8192
       ptn repack zipped.ptn -o model.ptn   stored, aligned, canonical
+      ptn sign model.ptn --key key.pem      model.ptn.sig (OpenSSF Model Signing)
+      ptn validate model.ptn --public-key key.pub --require-signature
     """
 
 

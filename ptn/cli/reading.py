@@ -19,6 +19,8 @@ from ptn.cli.common import (
     open_or_exit,
     stderr_console,
 )
+from ptn.cli.report import NO_TRUST_HINT
+from ptn.cli.signing import check_signatures, trust_from, trust_options
 
 
 @click.command()
@@ -27,7 +29,11 @@ from ptn.cli.common import (
     "--json", "as_json", is_flag=True, help="One JSON report (schema: `ptn schema report`)."
 )
 @click.option("--fast", is_flag=True, help="Headers only: skip the CRC-32 of every member.")
-@click.option("--strict", is_flag=True, help="Treat warnings as errors.")
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Treat warnings as errors (not advice: alignment, which `ptn repack` applies).",
+)
 @click.option(
     "-j",
     "--jobs",
@@ -46,6 +52,12 @@ from ptn.cli.common import (
 @click.option(
     "--stats", is_flag=True, help="Print the bytes and requests each URL took (on stderr)."
 )
+@trust_options
+@click.option(
+    "--require-signature",
+    is_flag=True,
+    help="\b\nA file without PATH.sig is invalid\n(sig-missing); needs a key or identity.",
+)
 def validate(
     paths: Sequence[str],
     as_json: bool,
@@ -54,11 +66,22 @@ def validate(
     jobs: int | None,
     time_limit: float,
     stats: bool,
+    public_key: str | None,
+    certificate_chain: Sequence[str],
+    identity: str | None,
+    issuer: str | None,
+    staging: bool,
+    require_signature: bool,
 ) -> None:
     """Check packages against spec.md. PATH is a file or a directory (searched for *.ptn).
 
     A URL (https://host/model.ptn, or s3:// gs:// hf:// with ptn-tools[remote]) is read
     by range requests: --fast fetches only what the checks read.
+
+    A signature beside a file (PATH.sig, `ptn sign`) is noted; with --public-key,
+    --certificate-chain or --identity/--issuer it is verified (ptn-tools[signing]), and a
+    signature that fails is an error of the file (sig-*); --require-signature makes a
+    missing one an error too: one call checks both the package and who signed it.
 
     Exit status: 0 all valid, 1 some invalid, 2 usage or I/O problem.
     """
@@ -75,6 +98,12 @@ def validate(
 
     files, problems = find_packages([p for p in paths if not is_url(p)])
     urls = [p for p in paths if is_url(p)]
+    # Before any file is checked: a key that cannot be used is a usage error at once.
+    trust = trust_from(public_key, certificate_chain, identity, issuer, staging)
+    if require_signature and trust is None:
+        raise UsageProblem(f"--require-signature needs something to verify with: {NO_TRUST_HINT}")
+    if urls and (trust is not None or require_signature):
+        raise UsageProblem("signatures are checked for local files only; download the URL first")
     for path, problem in problems:
         click.echo(f"ptn validate: {safe(path)}: {problem}", err=True)
     jobs = jobs or default_jobs()
@@ -103,14 +132,17 @@ def validate(
                     f"{transfer.requests} requests",
                     err=True,
                 )
+    signatures = check_signatures(files, trust, require_signature)
+    results = [(path, fs + signatures[path].findings if path in signatures else fs)
+               for path, fs in results]  # fmt: skip
     if as_json:  # the document itself says why the exit status is 2
         unchecked = [
             (path, [Finding("ptn-io-error", "error", None, None, problem)])
             for path, problem in problems
         ]
-        click.echo(dumps_report(results + unchecked))
+        click.echo(dumps_report(results + unchecked, signatures))
     else:
-        click.echo(text_report(results, colour=sys.stdout.isatty()))
+        click.echo(text_report(results, colour=sys.stdout.isatty(), signatures=signatures))
     mention_stale_temp_files(files)
     not_verdicts = {"ptn-io-error", "ptn-internal-error"}  # exit 2: the file was not checked
     io_error = any(f.rule in not_verdicts for _, fs in results for f in fs)
@@ -125,22 +157,40 @@ def validate(
 @click.option(
     "--all", "show_all", is_flag=True, help="List every row of long tables (default: ends)."
 )
-def inspect(path: str, as_json: bool, show_all: bool) -> None:
+@trust_options
+def inspect(
+    path: str,
+    as_json: bool,
+    show_all: bool,
+    public_key: str | None,
+    certificate_chain: Sequence[str],
+    identity: str | None,
+    issuer: str | None,
+    staging: bool,
+) -> None:
     """Show a package's members, program, tensors and metadata.
 
     A URL is fetched by ranges. An invalid package is shown too: everything
     that can be read, what cannot (and why), and every finding. Long tables
     show their first and last rows, the count of the others and the constants
-    by dtype; --all lists every row (--json always has every row). Exit
-    status: 0 valid, 1 invalid, 2 I/O problem.
+    by dtype; --all lists every row (--json always has every row). A signature
+    beside the file (PATH.sig) is shown with what it claims; --public-key,
+    --certificate-chain or --identity/--issuer verify it. Exit status: 0 valid,
+    1 invalid (or a signature that fails), 2 I/O problem.
     """
-    from ptn.cli.inspect_view import describe, render, write_json
+    from ptn.cli.inspect_view import add_signature, describe, render, write_json
     from ptn.core.gcpause import gc_paused
+    from ptn.remote.sources import is_url
     from ptn.safetensors.header import whole_listing
 
+    trust = trust_from(public_key, certificate_chain, identity, issuer, staging)
+    if trust is not None and is_url(path):
+        raise UsageProblem("signatures are checked for local files only; download the URL first")
     # whole_listing: every entry is read (totals by dtype), so the header is parsed once
     with gc_paused(), whole_listing():  # a row per constant: 10^5 dicts, never garbage
         info = open_or_exit(path, lambda pkg: describe(pkg, every_row=as_json), strict=False)
+        if not is_url(path):
+            add_signature(info, path, trust)
         if as_json:
             write_json(info, sys.stdout.write)
         else:

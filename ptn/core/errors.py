@@ -14,7 +14,11 @@ from typing import Literal
 
 from ptn_generated.rule_ids import SEVERITY
 
-Severity = Literal["error", "warning"]
+Severity = Literal["error", "warning", "advice"]
+"""spec.md section 1: an error invalidates a package; a warning does not (``--strict`` fails
+on it); advice does not either, and never fails ``--strict``: a rewrite (``ptn repack``)
+would do better (alignment, which ExecuTorch 1.5.1's writer never gives and its reader
+does not need)."""
 
 # The findings budget of one file (spec.md, threat model): a hostile file can break one
 # rule a million times, and listing each would cost memory and output in proportion.
@@ -161,7 +165,7 @@ def _io_error(finding: Finding, errno: int | None) -> PtnIOError:
 
 @dataclass(frozen=True)
 class Finding:
-    """One rule violation found in a package; errors invalidate, warnings do not."""
+    """One rule violation found in a package; errors invalidate, warnings and advice do not."""
 
     rule: str
     severity: Severity
@@ -282,3 +286,8 @@ class Report:
     @property
     def warnings(self) -> list[Finding]:
         return [f for f in self.findings if f.severity == "warning"]
+
+    @property
+    def advice(self) -> list[Finding]:
+        """What a rewrite would improve (``ptn repack``): neither an error nor a warning."""
+        return [f for f in self.findings if f.severity == "advice"]

@@ -137,6 +137,8 @@ class Package(MetadataReads):
             raise error
         self.findings: list[Finding] = findings
         self.warnings = [f for f in findings if f.severity == "warning"]
+        self.advice = [f for f in findings if f.severity == "advice"]
+        """What ``ptn repack`` would improve (alignment): not a fault, not a warning."""
         # Not the decoded program: its objects (a dozen per bound constant) would stay
         # tracked by the cyclic collector, walked by every full collection while the
         # package is open. It is freed here; read_program(pkg.program) decodes it again.

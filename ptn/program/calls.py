@@ -147,21 +147,17 @@ def value_problem(param: Param, value: ArgValue | None) -> str | None:
 
 
 def _is_allowed(value: ArgValue | None, allowed: tuple[str | float | bool | None, ...]) -> bool:
-    """Whether a literal ``value`` is one of ``allowed`` (a symbolic one never is)."""
-    if isinstance(value, NoneArg):
-        return None in allowed
-    if isinstance(value, IntArg | FloatArg | BoolArg) and value.ref:
+    """Whether ``value``, of a kind its parameter takes, is a literal among ``allowed`` (a
+    symbolic one never is; a NoneArg never gets here: an optional parameter takes it)."""
+    if isinstance(value, StringArg):
+        return value.value in allowed
+    if not isinstance(value, IntArg | FloatArg | BoolArg) or value.ref:
         return False
     if isinstance(value, BoolArg):
         return any(v is value.value for v in allowed)
-    if isinstance(value, IntArg | FloatArg):
-        return any(
-            isinstance(v, int | float) and not isinstance(v, bool) and v == value.value
-            for v in allowed
-        )
-    if isinstance(value, StringArg):
-        return value.value in allowed
-    return False
+    return any(
+        isinstance(v, int | float) and not isinstance(v, bool) and v == value.value for v in allowed
+    )
 
 
 def _content_problem(kind: str, value: ArgValue | None) -> str | None:

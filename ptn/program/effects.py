@@ -111,9 +111,6 @@ class _Walk:
         for k, b in enumerate(method.mutable_buffers):
             roots[b.name] = Root(f"buffer {b.name!r}", True, buffer=b.fqn)
             self.buffers.setdefault(b.fqn, _Buffer(i, k, b.name))
-        for spec in method.output_specs:
-            if spec.kind == _OUTPUT_KIND["BUFFER_MUTATION"] and spec.target in self.buffers:
-                self.buffers[spec.target].written = True
         base: Tokens = ("methods", i, "graph")
         for j, node in enumerate(method.graph.nodes):
             here = (*base, "nodes", j)
@@ -187,8 +184,14 @@ class _Walk:
                     self.subgraphs(method, sub, at)
 
     def unwritten_buffers(self, program: Program) -> None:
+        updated = {  # by an output spec of any method, before or after the one reading it
+            s.target
+            for m in program.methods
+            for s in m.output_specs
+            if s.kind == _OUTPUT_KIND["BUFFER_MUTATION"]
+        }
         for fqn, buffer in self.buffers.items():
-            if buffer.read and not buffer.written:
+            if buffer.read and not buffer.written and fqn not in updated:
                 method = program.methods[buffer.method].name
                 self.report(
                     "ptg-buffer-never-written",

@@ -77,7 +77,8 @@ def defines(node: Node) -> Iterator[tuple[Tokens, str]]:
     for o, out in enumerate(node.outputs):
         if out.kind == TENSOR_LIST:
             for m, name in enumerate(out.names):
-                yield ("outputs", o, "names", m), name
+                if name:  # an element nothing uses may go unnamed
+                    yield ("outputs", o, "names", m), name
         elif out.name and not (node.op_kind == PLACEHOLDER and out.name == node.name):
             yield ("outputs", o, "name"), out.name
 

@@ -22,7 +22,7 @@ from ptn.core.errors import Finding
 from ptn.remote.sources import TransferStats
 from ptn.remote.validate import validate
 
-_COUNTS = ("files", "valid", "invalid", "errors", "warnings")
+_COUNTS = ("files", "valid", "invalid", "errors", "warnings", "advice")
 
 
 def check(
@@ -84,7 +84,7 @@ def validate_many(
     ``engine="dask"`` submits batches of ``batch_size`` targets to ``client`` (default:
     the current ``distributed`` client) and keeps four per worker thread in flight (a task
     costs the scheduler milliseconds: batches amortise it).
-    The counts (files, valid, invalid, errors, warnings: the ``summary`` of ``ptn
+    The counts (files, valid, invalid, errors, warnings, advice: the ``summary`` of ``ptn
     validate --json``) are also written as JSON to ``summary`` when given.
     """
     if engine not in ("local", "dask"):
@@ -126,6 +126,7 @@ def _write(batches: Iterable[list[str]], out: IO[str], counts: dict[str, int]) -
             counts["valid" if valid else "invalid"] += 1
             counts["errors"] += sum(f["severity"] == "error" for f in findings)
             counts["warnings"] += sum(f["severity"] == "warning" for f in findings)
+            counts["advice"] += sum(f["severity"] == "advice" for f in findings)
 
 
 def _on_dask(

@@ -454,8 +454,10 @@ def _checked_entries(
             continue
         if size > 1 and info.numel and (data_start + begin) % size:
             findings.append(
-                _warn(
+                Finding(
                     "st-unaligned-tensor",
+                    "advice",
+                    MEMBER,
                     here + "/data_offsets",
                     f"data at member offset {data_start + begin} is not {size}-byte aligned",
                 )

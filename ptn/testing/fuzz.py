@@ -41,7 +41,7 @@ from ptn.testing.programs import program_for
 from ptn.zip import read_members
 from ptn.zip.writer import ZipWriter
 
-RULE_ID = re.compile(r"(zip|ptn|ptg|st|aliases|json|metadata|llm)-[a-z0-9]+(-[a-z0-9]+)*")
+RULE_ID = re.compile(r"(zip|ptn|ptg|st|aliases|json|metadata|llm|sig)-[a-z0-9]+(-[a-z0-9]+)*")
 
 
 def _save(**kwargs: Any) -> bytes:
@@ -139,7 +139,7 @@ def check(path: Path) -> Report:
     for finding in deep.findings:
         assert isinstance(finding, Finding)
         assert RULE_ID.fullmatch(finding.rule), finding
-        assert finding.severity in ("error", "warning")
+        assert finding.severity in ("error", "warning", "advice")
         assert isinstance(finding.message, str) and finding.message
     fast = ptn.validate(path, deep=False)
     assert {f.rule for f in fast.findings} <= {f.rule for f in deep.findings}

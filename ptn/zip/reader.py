@@ -112,7 +112,7 @@ def _place_entries(
 
 
 def _members(placed: list[Placed], sink: Sink) -> list[Member]:
-    """The readable members, in directory order; unaligned data is only a warning."""
+    """The readable members, in directory order; unaligned data is only advice."""
     members: list[Member] = []
     for p in placed:
         e = p.entry
@@ -126,7 +126,7 @@ def _members(placed: list[Placed], sink: Sink) -> list[Member]:
                 f"{p.data_offset % ALIGNMENT} past a multiple of {ALIGNMENT}; aligned "
                 "data can be viewed without copying by every consumer (`ptn repack` "
                 "aligns it, keeping every byte of content)",
-                "warning",
+                "advice",
             )
         members.append(
             Member(

@@ -54,6 +54,7 @@ CPP_RUNTIME = (
     "include/ptn/metadata_near.hpp",
     "include/ptn/metadata_core.hpp",
     "include/ptn/crc32.hpp",
+    "include/ptn/sha256.hpp",
     "include/ptn/zip_ends.hpp",
     "include/ptn/zip_central.hpp",
     "include/ptn/zip_reader.hpp",

@@ -7,7 +7,7 @@ import re
 from tools.codegen.common import header
 
 # "#### `zip-not-a-zip` (error)": the only way spec.md defines a rule.
-RULE_HEADING = re.compile(r"^#### `([a-z0-9]+(?:-[a-z0-9]+)+)` \((error|warning)\)$", re.M)
+RULE_HEADING = re.compile(r"^#### `([a-z0-9]+(?:-[a-z0-9]+)+)` \((error|warning|advice)\)$", re.M)
 
 
 def rule_headings(spec_text: str) -> list[tuple[str, str]]:

@@ -9,7 +9,8 @@ Layout under generated/typescript/ (``npm ci && npx tsc`` builds ``dist/``):
   verifier (``program.ts``) walks (tools/codegen/program_layout.py);
 - ``src/rules.ts``: every rule id of spec.md with its severity (from the rule headings);
   ``src/package.ts``: ``validatePackage`` and ``inspectPackage`` bound to the generated
-  metadata tables and rule table;
+  metadata tables and rule table, ``readMetadata`` and ``readPackageMetadata`` to the
+  generated ``Metadata``;
 - the other ``src/*.ts`` (strict JSON, metadata core, byte sources, the package
   validator, the Node-only entry ``node.ts``), ``bin/ptn-validate.mjs``,
   ``conformance_runner.mjs``, ``tsconfig.json``, ``package.json`` and
@@ -55,6 +56,7 @@ TS_RUNTIME = (
     "src/byte_source.ts",
     "src/zip_reader.ts",
     "src/budget.ts",
+    "src/sha256.ts",
     "src/pyrepr.ts",
     "src/program.ts",
     "src/program_constants.ts",
@@ -62,6 +64,7 @@ TS_RUNTIME = (
     "src/program_values.ts",
     "src/package_api.ts",
     "src/package_core.ts",
+    "src/package_metadata.ts",
     "src/node.ts",
     "src/node_fs.d.ts",
     "bin/ptn-validate.mjs",
@@ -260,11 +263,13 @@ def emit_rules_module(spec_text: str) -> str:
     )
 
 
-PACKAGE_MODULE = """// validatePackage and inspectPackage, bound to the schema and spec.md tables.
+PACKAGE_MODULE = """// validatePackage and inspectPackage, bound to the schema and spec.md tables;
+// readMetadata and readPackageMetadata, bound to the generated Metadata.
 
 import { Metadata, METADATA_TABLES } from "./metadata.js";
 import { metadataFaults, nearWarnings } from "./metadata_faults.js";
 import { packageFunctions } from "./package_core.js";
+import { metadataBytes, PackageMetadata, type PackageInput } from "./package_metadata.js";
 import { PROGRAM_LAYOUT } from "./program_layout.js";
 import { RULE_SEVERITY } from "./rules.js";
 
@@ -282,6 +287,25 @@ export const { validatePackage, inspectPackage } = packageFunctions({
   wellKnown: METADATA_TABLES.wellKnown,
   programLayout: PROGRAM_LAYOUT,
 });
+
+/**
+ * The package's metadata.json, parsed and checked (spec chapters 8 and 9); null when it has
+ * none. Reads the zip directory and that member only (a few KiB of a URL). Throws PtnError:
+ * the container's first error, the member's own, or ptn-io-error.
+ */
+export async function readMetadata(src: PackageInput): Promise<Metadata | null> {
+  const bytes = await metadataBytes(src);
+  return bytes === null ? null : Metadata.parse(bytes);
+}
+
+/**
+ * readMetadata's result with the typed reads of a package: `metadataInt(name)`,
+ * `metadataInts(name)`, ... (metadata-missing-name for every name when the package has
+ * no metadata.json).
+ */
+export async function readPackageMetadata(src: PackageInput): Promise<PackageMetadata<Metadata>> {
+  return new PackageMetadata(await readMetadata(src));
+}
 """
 
 
@@ -305,8 +329,10 @@ def typescript_outputs(info: SchemaInfo, root: Path) -> dict[str, str]:
         + 'export * from "./byte_source.js";\n'
         + 'export * from "./package_api.js";\n'
         + 'export { crc32 } from "./zip_reader.js";\n'
+        + 'export * from "./sha256.js";\n'
         + 'export * from "./rules.js";\n'
         + 'export * from "./package.js";\n'
+        + 'export { PackageMetadata, type PackageInput } from "./package_metadata.js";\n'
         + 'export { readProgram, Verifier } from "./program.js";\n'
         + 'export type { Decoded, LayoutField, ProgramLayout, UnionValue } from "./program.js";\n'
         + "export type { BufferRow, ConstantRow, MethodRow, ValueRow } "

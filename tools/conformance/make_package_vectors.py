@@ -480,7 +480,7 @@ VECTORS_LIST: tuple[Vector, ...] = (
         lambda: _zip(_members(_base()), zip64_limit=0),
         "every size and offset in zip64 fields",
     ),
-    Vector("by-zipfile", by_zipfile, "zipfile's layout: unaligned data draws warnings only"),
+    Vector("by-zipfile", by_zipfile, "zipfile's layout: unaligned data draws advice only"),
     Vector("empty-aliases", lambda: _aliases(b"{}"), "an empty aliases.json: a warning"),
     Vector(
         "metadata-near-well-known",
@@ -503,11 +503,11 @@ VECTORS_LIST: tuple[Vector, ...] = (
         ),
         "a C64 tensor: a warning; no program can bind it (no ScalarType): ptg-unused-constant",
     ),
-    Vector("unaligned-tensor", unaligned_tensor, "an F32 tensor at member offset 65: a warning"),
+    Vector("unaligned-tensor", unaligned_tensor, "an F32 tensor at member offset 65: advice"),
     Vector(
         "executorch-two-methods",
         lambda: pv.real("two_methods"),
-        "written by ExecuTorch 1.5.1: two methods sharing weights; unaligned members warn",
+        "written by ExecuTorch 1.5.1: two methods sharing weights; unaligned members draw advice",
     ),
     Vector(
         "executorch-kv-cache",
@@ -802,6 +802,16 @@ VECTORS_LIST: tuple[Vector, ...] = (
         pv.in_place_on_input,
         "kv_cache.ptn whose index_put_ writes the user input x, which no output spec updates",
         "ptg-undeclared-mutation",
+    ),
+    Vector(
+        "buffer-written-by-an-earlier-method",
+        pv.buffer_written_by_an_earlier_method,
+        "a buffer one method updates by an output spec and a later method reads: no warning",
+    ),
+    Vector(
+        "unnamed-list-elements",
+        pv.unnamed_list_elements,
+        "two unbinds leaving unused elements unnamed: nothing defined twice",
     ),
     Vector(
         "buffer-never-written",
@@ -1195,7 +1205,9 @@ def _check_vector(vector: Vector, entry: dict[str, Any]) -> None:
 
 # A finding, [rule, severity, member, pointer], on one line: the manifest stays readable
 # (and a third of the size) next to vectors of 1,000 findings.
-_FINDING = re.compile(r'\[\n *("[^\n]*"),\n *("(?:error|warning)"),\n *([^\n]*),\n *([^\n]*)\n *\]')
+_FINDING = re.compile(
+    r'\[\n *("[^\n]*"),\n *("(?:error|warning|advice)"),\n *([^\n]*),\n *([^\n]*)\n *\]'
+)
 
 
 def build(out: Path) -> dict[str, dict]:

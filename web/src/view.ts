@@ -120,10 +120,14 @@ function method(m: number): string {
   return m === 0 ? "stored" : m === 8 ? "deflate (8)" : `method ${m}`;
 }
 
+/** As `ptn validate`'s summary: errors, warnings, and advice (alignment) only when there is some. */
 function counts(findings: Finding[]): string {
-  const errors = findings.filter((f) => f.severity === "error").length;
-  const warnings = findings.length - errors;
-  return `${errors} error${errors === 1 ? "" : "s"}, ${warnings} warning${warnings === 1 ? "" : "s"}`;
+  const of = (severity: Finding["severity"]) => findings.filter((f) => f.severity === severity).length;
+  const [errors, warnings, advice] = [of("error"), of("warning"), of("advice")];
+  return (
+    `${errors} error${errors === 1 ? "" : "s"}, ${warnings} warning${warnings === 1 ? "" : "s"}` +
+    (advice ? `, ${advice} advice` : "")
+  );
 }
 
 /** True when the report says the file could not be read (ptn-io-error): nothing was checked. */

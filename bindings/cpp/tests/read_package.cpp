@@ -4,7 +4,7 @@
 //    pointer, message]...], "program": size or [rule], "methods": [method...] or [rule],
 //    "keys", "tensors": {key: [owner, dtype, shape, nbytes, crc32]},
 //    "metadata": {...} or null or [rule], "unreadable": [[part, rule]...],
-//    "unreadable_keys": [[key, rule]...]}
+//    "unreadable_keys": [[key, rule]...], "sha256": the package's SHA-256}
 // A method is [name, inputs, outputs, constants, mutable buffers]: an input or output is
 // [name, spec or null], a constant [name, data_key, spec, kind, mutated], a mutable buffer
 // [name, fqn, spec or null], a spec [scalar type, dtype or null, [[min, max]...],
@@ -228,6 +228,8 @@ std::string describe(const std::string& path, bool lenient) {
   parts(out, pkg.unreadable_members());
   out += ",\"unreadable_keys\":";
   parts(out, pkg.unreadable_keys());
+  out += ",\"sha256\":";
+  str(out, pkg.sha256());
   return out + "}";
 }
 

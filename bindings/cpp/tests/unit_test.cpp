@@ -253,6 +253,29 @@ void crc() {
   CHECK(whole == pieces);
 }
 
+/// SHA-256: FIPS 180-4's examples, and any split of the input into update() calls gives the
+/// one-shot digest (every length and split around the 64-byte blocks and the padding).
+void sha256() {
+  const auto hex = [](std::string_view s) { return ptn::sha256_hex(ptn::ByteSpan(s)); };
+  CHECK(hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  CHECK(hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  CHECK(hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
+        "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  CHECK(hex(std::string(1000000, 'a')) ==
+        "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  std::string data(200, '\0');
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 31 + 7);
+  for (std::size_t n = 0; n <= data.size(); ++n) {
+    for (std::size_t split = 0; split <= n; split += 13) {
+      ptn::Sha256 a, b;
+      a.update(data.data(), n);
+      b.update(data.data(), split);
+      b.update(data.data() + split, n - split);
+      CHECK(a.digest() == b.digest());
+    }
+  }
+}
+
 /// A caller's buffer opens like the file, and views point into that buffer.
 void caller_buffer(const char* path) {
   ptn::Result<ptn::MappedFile> file = ptn::MappedFile::open(path);
@@ -305,6 +328,7 @@ int main(int argc, char** argv) {
   small_stack(deep_programs, argv[2]);
   small_stack(undefined_values, argv[2]);
   crc();
+  sha256();
   wide();
   methods(argv[1]);
   own_crc(argv[1]);

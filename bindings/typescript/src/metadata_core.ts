@@ -57,7 +57,7 @@ export interface SchemaTables {
 }
 
 /**
- * A validated value as stored: its kind follows from it (a bigint is an int, a number a
+ * @internal A validated value as stored: its kind follows from it (a bigint is an int, a number a
  * float, a NumberList the ints or floats it says, a list its first item's kind). No
  * object per name, and lists of numbers packed, so millions of values cost little more
  * than the document.
@@ -206,7 +206,7 @@ function scalar(value: PackedValue, name: string, index: number | null): Scalar 
 }
 
 /**
- * Check one value; int/float mixes become float lists. `value` is the parser's own: a
+ * @internal Check one value; int/float mixes become float lists. `value` is the parser's own: a
  * homogeneous list is kept as it is, not copied.
  */
 export function entryOf(value: PackedValue, name: string): Entry {
@@ -244,6 +244,7 @@ function nameRegex(tables: SchemaTables): RegExp {
   return regex;
 }
 
+/** @internal metadata-invalid-name unless `name` follows the schema's name grammar. */
 export function checkName(name: string, tables: SchemaTables): void {
   const regex = nameRegex(tables);
   regex.lastIndex = 0;
@@ -257,6 +258,7 @@ export function checkName(name: string, tables: SchemaTables): void {
   }
 }
 
+/** @internal The schema's type and range of one well-known name (llm-* rules). */
 export function checkWellKnown(spec: WellKnownSpec, entry: Entry): void {
   const { name } = spec;
   const kind = kindOf(entry);
@@ -301,6 +303,7 @@ export function checkWellKnown(spec: WellKnownSpec, entry: Entry): void {
 // The closed vocabulary of x-ptn-rules kinds (spec 9.4): one checker per kind.
 type Checker = (rule: RuleSpec, values: ReadonlyMap<string, Entry>) => PtnError | null;
 
+/** @internal */
 export const KIND_CHECKERS: Record<RuleSpec["kind"], Checker> = {
   /** All of `names` or none; `required-by`, when present, requires all of them. */
   together(rule, values) {

@@ -1,10 +1,12 @@
 // The Node-only entry of the binding ("@ptn/metadata/node"): a local file as a ByteSource.
 // A separate module so that a browser bundle of the main entry never imports node:fs.
 
+import { createHash } from "node:crypto";
 import { open, type FileHandle } from "node:fs/promises";
 import * as zlib from "node:zlib";
 
 import { checkRange, type ByteSource } from "./byte_source.js";
+import type { Hasher } from "./sha256.js";
 import { PtnError } from "./strict_json.js";
 import { crc32 } from "./zip_reader.js";
 
@@ -82,3 +84,12 @@ function describe(err: unknown): string {
  * the portable one: pass it as `crc32` in the validator's options.
  */
 export const nodeCrc32: (data: Uint8Array, crc: number) => number = zlib.crc32 ?? crc32;
+
+/** Node's SHA-256 (OpenSSL's): pass it as `hasher` to packageSha256. */
+export function nodeSha256(): Hasher {
+  const hash = createHash("sha256");
+  return {
+    update: (bytes: Uint8Array) => void hash.update(bytes),
+    hexDigest: () => hash.digest("hex"),
+  };
+}

@@ -17,3 +17,10 @@ declare module "node:zlib" {
   /** Node >= 20.15 (and 22.2); undefined before. */
   const crc32: ((data: Uint8Array, value?: number) => number) | undefined;
 }
+declare module "node:crypto" {
+  interface Hash {
+    update(data: Uint8Array): Hash;
+    digest(encoding: "hex"): string;
+  }
+  function createHash(algorithm: string): Hash;
+}

@@ -6,8 +6,9 @@ import type { ProgramLayout } from "./program.js";
 import type { MethodRow } from "./program_methods.js";
 import type { PtnError } from "./strict_json.js";
 
-/** "error" invalidates a package, "warning" does not. */
-export type Severity = "error" | "warning";
+/** spec.md section 1: "error" invalidates a package; "warning" does not (a strict check fails
+ * on it); "advice" (alignment, which `ptn repack` applies) fails no check. */
+export type Severity = "error" | "warning" | "advice";
 
 /** One rule violation (report schema "Finding"). */
 export interface Finding {

@@ -126,6 +126,10 @@ class Rule(StrEnum):
     LLM_CONTEXT_EXCEEDS_PROGRAM = 'llm-context-exceeds-program'
     LLM_SEQ_LEN_EXCEEDS_PROGRAM = 'llm-seq-len-exceeds-program'
     LLM_VOCAB_MISMATCH = 'llm-vocab-mismatch'
+    SIG_MALFORMED = 'sig-malformed'
+    SIG_MISMATCH = 'sig-mismatch'
+    SIG_UNTRUSTED = 'sig-untrusted'
+    SIG_MISSING = 'sig-missing'
 
 
 SEVERITY: dict[str, str] = {
@@ -151,7 +155,7 @@ SEVERITY: dict[str, str] = {
     'zip-unicode-path-extra': 'error',
     'zip-bad-flags': 'error',
     'zip-crc-mismatch': 'error',
-    'zip-unaligned-member': 'warning',
+    'zip-unaligned-member': 'advice',
     'ptg-too-short': 'error',
     'ptg-bad-identifier': 'error',
     'ptg-bad-root-offset': 'error',
@@ -193,7 +197,7 @@ SEVERITY: dict[str, str] = {
     'st-bool-not-0-or-1': 'error',
     'st-metadata-present': 'warning',
     'st-complex64': 'warning',
-    'st-unaligned-tensor': 'warning',
+    'st-unaligned-tensor': 'advice',
     'st-mutable-shares-memory': 'error',
     'aliases-not-object': 'error',
     'aliases-bad-entry': 'error',
@@ -245,4 +249,8 @@ SEVERITY: dict[str, str] = {
     'llm-context-exceeds-program': 'error',
     'llm-seq-len-exceeds-program': 'error',
     'llm-vocab-mismatch': 'error',
+    'sig-malformed': 'error',
+    'sig-mismatch': 'error',
+    'sig-untrusted': 'error',
+    'sig-missing': 'error',
 }

@@ -109,6 +109,7 @@ function summary(results) {
     invalid: results.length - valid,
     errors: all.filter((f) => f.severity === "error").length,
     warnings: all.filter((f) => f.severity === "warning").length,
+    advice: all.filter((f) => f.severity === "advice").length,
   };
 }
 
@@ -129,14 +130,16 @@ function textReport(results, colour) {
   for (const { path, findings } of results) {
     for (const f of findings) {
       const where = [f.member, f.pointer].filter((p) => p).map(safe).join(" ");
-      const severity = colour ? `\x1b[${f.severity === "error" ? 31 : 33}m${f.severity}\x1b[0m` : f.severity;
+      const code = f.severity === "error" ? 31 : f.severity === "warning" ? 33 : 36;
+      const severity = colour ? `\x1b[${code}m${f.severity}\x1b[0m` : f.severity;
       lines.push(`${safe(path)}: ${severity} ${f.rule}${where ? ` [${where}]` : ""} ${safe(f.message)}`);
     }
   }
   const s = summary(results);
   lines.push(
     `${count(s.files, "file")}: ${s.valid} valid, ${s.invalid} invalid ` +
-      `(${count(s.errors, "error")}, ${count(s.warnings, "warning")})`,
+      `(${count(s.errors, "error")}, ${count(s.warnings, "warning")}` +
+      `${s.advice ? `, ${s.advice} advice` : ""})`,
   );
   const rules = new Set(results.flatMap(({ findings }) => findings.map((f) => f.rule)));
   for (const rule of rules) lines.push(`see ${ruleUrl(rule)}`);

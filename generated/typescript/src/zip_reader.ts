@@ -9,6 +9,7 @@
 // values beyond 2^53 compare and print exactly), positions inside the file are numbers.
 
 import type { ByteSource } from "./byte_source.js";
+import type { Severity } from "./package_api.js";
 import { PtnError } from "./strict_json.js";
 
 export const MAX_MEMBERS = 1 << 20;
@@ -43,7 +44,7 @@ const ZIP64_FIELDS = ["uncompressed size", "compressed size", "local header offs
 /** A finding before the budget: `more` > 0 marks a summary standing for that many. */
 export interface RawFinding {
   rule: string;
-  severity: "error" | "warning";
+  severity: Severity;
   member: string | null;
   pointer: string | null;
   message: string;
@@ -176,9 +177,9 @@ function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
 /** Where every stage of one zip read reports (ptn.zip.sink.Sink): each rule capped at 100. */
 class Sink {
   readonly findings: RawFinding[] = [];
-  readonly #counts = new Map<string, { rule: string; severity: "error" | "warning"; n: number }>();
+  readonly #counts = new Map<string, { rule: string; severity: Severity; n: number }>();
 
-  add(rule: string, member: string | null, message: string, severity: "error" | "warning" = "error"): void {
+  add(rule: string, member: string | null, message: string, severity: Severity = "error"): void {
     const key = `${rule}\u0000${severity}`;
     const entry = this.#counts.get(key) ?? { rule, severity, n: 0 };
     entry.n += 1;
@@ -1074,7 +1075,7 @@ export async function readMembers(r: Reader): Promise<{ members: Member[]; findi
         `the data of member ${e.label} starts at offset ${p.dataOffset}, ${p.dataOffset % ALIGNMENT} past a ` +
           `multiple of ${ALIGNMENT}; aligned data can be viewed without copying by every consumer ` +
           "(`ptn repack` aligns it, keeping every byte of content)",
-        "warning",
+        "advice",
       );
     }
     members.push({

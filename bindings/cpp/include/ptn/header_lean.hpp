@@ -193,7 +193,7 @@ class LeanHeader {
     if (nbytes > kMaxNbytes / size) return false;
     nbytes *= size;
     if (begin > end || end > data_len_ || end - begin != nbytes) return false;
-    if ((data_start_ + begin) % size) return false;  // unaligned: a warning
+    if ((data_start_ + begin) % size) return false;  // unaligned: advice
     out_.add_plain(p_, key_at, static_cast<std::uint32_t>(key_length), dtype, dims, rank, begin,
                    end);
     return true;

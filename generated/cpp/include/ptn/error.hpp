@@ -20,14 +20,16 @@
 
 namespace ptn {
 
-enum class Severity : unsigned char { Error, Warning };
+/// spec.md section 1: an error invalidates a package; a warning does not (a strict check
+/// fails on it); advice (alignment, which `ptn repack` applies) fails no check.
+enum class Severity : unsigned char { Error, Warning, Advice };
 
-/// "error" or "warning", as spec.md's rule headings and reports spell them.
+/// "error", "warning" or "advice", as spec.md's rule headings and reports spell them.
 inline const char* severity_name(Severity severity) noexcept {
-  return severity == Severity::Error ? "error" : "warning";
+  return severity == Severity::Error ? "error" : severity == Severity::Warning ? "warning" : "advice";
 }
 
-/// One rule violation found in a package; errors invalidate it, warnings do not.
+/// One rule violation found in a package; errors invalidate it, warnings and advice do not.
 struct Finding {
   /// The rule id of spec.md, e.g. "zip-crc-mismatch".
   std::string rule;

@@ -23,6 +23,7 @@
 #include "ptn/package_members.hpp"
 #include "ptn/package_stages.hpp"
 #include "ptn/program_model.hpp"
+#include "ptn/sha256.hpp"
 #include "ptn/string_table.hpp"
 #include "ptn/tensor_table.hpp"
 
@@ -85,6 +86,9 @@ class BasicPackage {
   const std::vector<Finding>& findings() const noexcept { return findings_; }
   bool valid() const noexcept { return ptn::first_error(findings_) == nullptr; }
   ByteSpan bytes() const noexcept { return bytes_; }
+  /// The SHA-256 of the package's bytes (the whole file), lowercase hex: what a signature
+  /// of the package names (spec.md section 12), for a caller's own check.
+  std::string sha256() const { return sha256_hex(bytes_); }
 
   /// The bytes of program.ptg (a view of the package); its rule when unreadable or absent.
   Result<ByteSpan> program() const {

@@ -280,7 +280,7 @@ inline void check_entries(const json::Document& doc, std::uint64_t data_start,
     }
     if (size > 1 && numel && (data_start + begin.value) % size) {
       add(
-          "st-unaligned-tensor", Severity::Warning, [&] { return pointer_to(key, "data_offsets"); },
+          "st-unaligned-tensor", Severity::Advice, [&] { return pointer_to(key, "data_offsets"); },
           [&] {
             return "data at member offset " + std::to_string(data_start + begin.value) +
                    " is not " + std::to_string(size) + "-byte aligned";

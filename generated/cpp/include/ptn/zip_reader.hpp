@@ -353,7 +353,7 @@ inline Result<Members> read_members(ByteSpan b) {
                    "; aligned data can be viewed without copying by every consumer (`ptn "
                    "repack` aligns it, keeping every byte of content)";
           },
-          Severity::Warning);
+          Severity::Advice);
     }
     out.members.push_back(Member{e.raw_name, e.header_offset, p.data_offset, e.csize, e.crc32,
                                  e.method, e.usize, fault_of(e), (e.flags & kFlagDescriptor) != 0});

@@ -29,6 +29,10 @@ public final class Finding {
     return new Finding(rule, "warning", member, pointer, message, 0);
   }
 
+  static Finding advice(String rule, String member, String pointer, String message) {
+    return new Finding(rule, "advice", member, pointer, message, 0);
+  }
+
   static Finding of(PtnException err, String member) {
     String where = err.member() != null ? err.member() : member;
     return error(err.rule(), where, err.pointer(), err.detail());
@@ -39,7 +43,11 @@ public final class Finding {
     return rule;
   }
 
-  /** "error" or "warning", as the rule's heading in spec.md says. */
+  /**
+   * "error", "warning" or "advice", as the rule's heading in spec.md says: an error invalidates
+   * the package, a warning does not (a strict check fails on it), advice (alignment, which
+   * {@code ptn repack} applies) fails no check.
+   */
   public String severity() {
     return severity;
   }

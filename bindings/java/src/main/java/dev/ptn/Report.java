@@ -15,7 +15,7 @@ public final class Report {
     this.valid = !anyError;
   }
 
-  /** True when no finding is an error (warnings may remain). */
+  /** True when no finding is an error (warnings and advice may remain). */
   public boolean valid() {
     return valid;
   }

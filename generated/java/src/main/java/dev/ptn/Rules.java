@@ -10,7 +10,7 @@ public final class Rules {
   /** The version of spec.md (its title line): spec_version of a report. */
   public static final String SPEC_VERSION = "1.1.0";
 
-  /** Rule id -> "error" or "warning", as the rule's heading in spec.md gives it. */
+  /** Rule id -> "error", "warning" or "advice", as the rule's heading in spec.md gives it. */
   public static final Map<String, String> SEVERITY = severities();
 
   private Rules() {}
@@ -39,7 +39,7 @@ public final class Rules {
     put(map, "zip-unicode-path-extra", "error");
     put(map, "zip-bad-flags", "error");
     put(map, "zip-crc-mismatch", "error");
-    put(map, "zip-unaligned-member", "warning");
+    put(map, "zip-unaligned-member", "advice");
     put(map, "ptg-too-short", "error");
     put(map, "ptg-bad-identifier", "error");
     put(map, "ptg-bad-root-offset", "error");
@@ -81,7 +81,7 @@ public final class Rules {
     put(map, "st-bool-not-0-or-1", "error");
     put(map, "st-metadata-present", "warning");
     put(map, "st-complex64", "warning");
-    put(map, "st-unaligned-tensor", "warning");
+    put(map, "st-unaligned-tensor", "advice");
     put(map, "st-mutable-shares-memory", "error");
     put(map, "aliases-not-object", "error");
     put(map, "aliases-bad-entry", "error");
@@ -133,6 +133,10 @@ public final class Rules {
     put(map, "llm-context-exceeds-program", "error");
     put(map, "llm-seq-len-exceeds-program", "error");
     put(map, "llm-vocab-mismatch", "error");
+    put(map, "sig-malformed", "error");
+    put(map, "sig-mismatch", "error");
+    put(map, "sig-untrusted", "error");
+    put(map, "sig-missing", "error");
     return Collections.unmodifiableMap(map);
   }
 

@@ -202,8 +202,9 @@ final class SafetensorsHeader {
       }
       if (itemSize > 1 && numel.signum() != 0 && (out.dataStart + t.begin) % itemSize != 0) {
         findings.append(
-            warn(
+            Finding.advice(
                 "st-unaligned-tensor",
+                MEMBER,
                 here + "/data_offsets",
                 "data at member offset " + (out.dataStart + t.begin) + " is not " + itemSize
                     + "-byte aligned"));

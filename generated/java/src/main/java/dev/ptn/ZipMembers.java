@@ -91,7 +91,7 @@ final class ZipMembers {
                 + (p.dataOffset % ALIGNMENT) + " past a multiple of " + ALIGNMENT
                 + "; aligned data can be viewed without copying by every consumer (`ptn repack`"
                 + " aligns it, keeping every byte of content)",
-            "warning");
+            "advice");
       }
       Member m = new Member();
       m.name = e.name;
