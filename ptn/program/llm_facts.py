@@ -28,7 +28,16 @@ from dataclasses import dataclass
 
 from ptn.core.errors import pointer
 from ptn.program.layout import load_layout
-from ptn.program.model import CALL_FUNCTION, Dim, Graph, Method, Node, Program, TensorArg
+from ptn.program.model import (
+    CALL_FUNCTION,
+    Binding,
+    Dim,
+    Graph,
+    Method,
+    Node,
+    Program,
+    TensorArg,
+)
 
 _OUTPUT_KIND = load_layout().enums["OutputKind"]
 _USER_OUTPUT = _OUTPUT_KIND["USER_OUTPUT"]
@@ -191,7 +200,9 @@ class _Method:
         for spec in method.output_specs:
             if spec.kind == _BUFFER_MUTATION:
                 self.handed.setdefault(spec.name, spec.target)
-        self.bindings = {c.name: (j, c) for j, c in enumerate(method.constants)}
+        self.bindings: dict[str, tuple[int, Binding]] = {}
+        for j, c in enumerate(method.constants):
+            self.bindings.setdefault(c.name, (j, c))
 
     def meta_pointer(self, name: str) -> str:
         return pointer("methods", self.i, "graph", "tensor_values", self.positions[name], "meta")
