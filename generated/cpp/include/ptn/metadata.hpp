@@ -152,6 +152,15 @@ class Metadata : public MetadataBase {
   /// The metadata-near-well-known warnings of these names (spec 9.3).
   std::vector<Finding> warnings() const { return near_warnings(schema::metadata_tables()); }
 
+  /// The well-known values of a document (valid or not), as the rules between names and
+  /// those of the metadata against the program take them (spec 9.4, 9.8).
+  static std::optional<RuleInputs> inputs_of(std::string_view data) {
+    return rule_inputs(data, schema::metadata_tables());
+  }
+
+  /// The well-known values of this valid metadata.
+  RuleInputs inputs() const { return rule_inputs(schema::metadata_tables()); }
+
   /// `get_max_context_len` (integer; >= 1): KV-cache capacity in tokens.
   /// std::nullopt when absent.
   std::optional<std::int64_t> max_context_len() const {
