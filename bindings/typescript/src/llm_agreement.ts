@@ -15,7 +15,6 @@ import type { Entry } from "./metadata_core.js";
 import { unchecked } from "./metadata_core.js";
 import type { RuleInputs } from "./metadata_faults.js";
 
-const METADATA = "metadata.json";
 const UPDATES_IN_PLACE = new Set([
   "torch.ops.aten.index_put_.default",
   "torch.ops.aten.index_copy_.default",
@@ -289,11 +288,16 @@ class Agreement {
   readonly errors: AgreementFinding[] = [];
   readonly warnings: AgreementFinding[] = [];
 
+  readonly values: ReadonlyMap<string, Entry>;
+  readonly broken: ReadonlyMap<string, string>;
+
   constructor(
     readonly facts: LlmFacts,
-    readonly values: ReadonlyMap<string, Entry>,
-    readonly broken: ReadonlyMap<string, string>,
-  ) {}
+    inputs: RuleInputs,
+  ) {
+    this.values = inputs.values as ReadonlyMap<string, Entry>;
+    this.broken = inputs.broken;
+  }
 
   present(name: string): boolean {
     return this.values.has(name) || this.broken.has(name);
@@ -509,7 +513,7 @@ class Agreement {
 /** Every disagreement of the metadata's well-known values with `facts` (spec 9.8): errors
  * in rule order, then the llm-rule-unchecked warnings. */
 export function agreementFindings(facts: LlmFacts, inputs: RuleInputs): AgreementFinding[] {
-  const check = new Agreement(facts, inputs.values, inputs.broken);
+  const check = new Agreement(facts, inputs);
   check.cacheCount();
   check.cacheGeometry();
   check.windows();
@@ -519,5 +523,3 @@ export function agreementFindings(facts: LlmFacts, inputs: RuleInputs): Agreemen
   check.tokenIds();
   return [...check.errors, ...check.warnings];
 }
-
-export { METADATA as AGREEMENT_MEMBER };

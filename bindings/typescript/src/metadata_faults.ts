@@ -68,8 +68,8 @@ export function nearWarnings(names: Iterable<string>, tables: SchemaTables): Ptn
 
 /** The well-known names of a document, as the rules between names take them. */
 export interface RuleInputs {
-  /** The well-known names whose value passed spec 9.1 to 9.3. */
-  readonly values: ReadonlyMap<string, Entry>;
+  /** The well-known names whose value passed spec 9.1 to 9.3 (as the metadata stores them). */
+  readonly values: ReadonlyMap<string, unknown>;
   /** The well-known names present whose value breaks them -> the rule it breaks. */
   readonly broken: ReadonlyMap<string, string>;
 }
@@ -139,7 +139,8 @@ export function metadataFaults(input: Uint8Array, tables: SchemaTables, first: P
   const inputs = ruleInputs(document, tables);
   const warnings: PtnError[] = [];
   for (const rule of tables.rules) {
-    for (const error of KIND_CHECKERS[rule.kind](rule, inputs.values, inputs.broken)) {
+    const values = inputs.values as ReadonlyMap<string, Entry>;
+    for (const error of KIND_CHECKERS[rule.kind](rule, values, inputs.broken)) {
       (error.rule === "llm-rule-unchecked" ? warnings : errors).push(error);
     }
   }
