@@ -215,7 +215,8 @@ class _Method:
         widths: list[Extent],
     ) -> None:
         graph = self.method.graph
-        token_inputs: list[str] = []
+        inputs = set(graph.inputs)
+        token_inputs: dict[str, None] = {}  # in order of first use
         for node in _calls(graph):
             if node.target in UPDATES_IN_PLACE or node.target in UPDATES_BY_SPEC:
                 found = self.state.get(_tensor(node, "self", 0) or "")
@@ -224,10 +225,9 @@ class _Method:
             elif node.target == EMBEDDING:
                 table = self.embedding(node)
                 indices = _tensor(node, "indices", 1)
-                if table is not None and indices in graph.inputs:
+                if table is not None and indices is not None and indices in inputs:
                     tables.setdefault(*table)
-                    if indices not in token_inputs:
-                        token_inputs.append(indices)  # type: ignore[arg-type]
+                    token_inputs.setdefault(indices)
         for name in token_inputs:
             tokens.append(self.sequence(name))
         if token_inputs:

@@ -155,7 +155,7 @@ class MethodFacts {
   walk(updated: Map<string, StateBuffer>, tables: Map<string, Extent>, tokens: (Extent | null)[], widths: Extent[]): void {
     const call = this.enums["OpKind"]?.["CALL_FUNCTION"] ?? 0;
     const inputs = new Set(this.graph["inputs"] as string[]);
-    const tokenInputs: string[] = [];
+    const tokenInputs = new Set<string>(); // in order of first use
     for (const node of this.graph["nodes"] as Decoded[]) {
       if (node["op_kind"] !== call) continue;
       const target = node["target"] as string;
@@ -169,12 +169,12 @@ class MethodFacts {
         const indices = tensorArg(node, "indices", 1);
         if (table !== null && indices !== null && inputs.has(indices)) {
           if (!tables.has(table[0])) tables.set(table[0], table[1]);
-          if (!tokenInputs.includes(indices)) tokenInputs.push(indices);
+          tokenInputs.add(indices);
         }
       }
     }
     for (const name of tokenInputs) tokens.push(this.sequence(name));
-    if (tokenInputs.length > 0) {
+    if (tokenInputs.size > 0) {
       const width = this.logits();
       if (width !== null) widths.push(width);
     }

@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -141,7 +142,9 @@ inline std::optional<std::string_view> tensor_arg(const program::TableRef& node,
 
 struct Walk {
   std::vector<std::pair<std::string, StateBuffer>> updated;  // identity -> buffer, in order
-  std::vector<std::pair<std::string, Extent>> tables;        // data_key -> rows, in order
+  std::unordered_set<std::string> updated_ids;
+  std::vector<std::pair<std::string, Extent>> tables;  // data_key -> rows, in order
+  std::unordered_set<std::string> table_keys;
   std::vector<std::optional<Extent>> tokens;
   std::vector<Extent> widths;
 };
@@ -190,13 +193,10 @@ class MethodFacts {
 
   void walk(Walk& out) const {
     const program::VectorRef inputs = graph_.vec(pf::kGraphInputs);
-    const auto is_input = [&](std::string_view name) {
-      for (std::size_t k = 0; k < inputs.size(); ++k) {
-        if (inputs.str(k) == name) return true;
-      }
-      return false;
-    };
-    std::vector<std::string_view> token_inputs;
+    std::unordered_set<std::string_view> input_names;
+    for (std::size_t k = 0; k < inputs.size(); ++k) input_names.insert(inputs.str(k));
+    std::vector<std::string_view> token_inputs;  // in order of first use
+    std::unordered_set<std::string_view> token_seen;
     const program::VectorRef nodes = graph_.vec(pf::kGraphNodes);
     for (std::size_t n = 0; n < nodes.size(); ++n) {
       const program::TableRef node = nodes.table(n);
@@ -205,22 +205,16 @@ class MethodFacts {
       if (listed(kUpdatesInPlace, target) || listed(kUpdatesBySpec, target)) {
         const auto self = tensor_arg(node, "self", 0);
         const auto found = self ? state_.find(*self) : state_.end();
-        if (found != state_.end() && updates(node, target, found->second.second)) {
-          const std::string& identity = found->second.first;
-          const bool seen = std::any_of(out.updated.begin(), out.updated.end(),
-                                        [&](const auto& u) { return u.first == identity; });
-          if (!seen) out.updated.push_back(found->second);
+        if (found != state_.end() && updates(node, target, found->second.second) &&
+            out.updated_ids.insert(found->second.first).second) {
+          out.updated.push_back(found->second);
         }
       } else if (target == kEmbedding) {
         auto table = embedding(node);
         const auto indices = tensor_arg(node, "indices", 1);
-        if (table && indices && is_input(*indices)) {
-          const bool seen = std::any_of(out.tables.begin(), out.tables.end(),
-                                        [&](const auto& t) { return t.first == table->first; });
-          if (!seen) out.tables.push_back(std::move(*table));
-          if (std::find(token_inputs.begin(), token_inputs.end(), *indices) == token_inputs.end()) {
-            token_inputs.push_back(*indices);
-          }
+        if (table && indices && input_names.count(*indices) != 0) {
+          if (out.table_keys.insert(table->first).second) out.tables.push_back(std::move(*table));
+          if (token_seen.insert(*indices).second) token_inputs.push_back(*indices);
         }
       }
     }

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -212,7 +213,7 @@ final class LlmAgreement {
         List<Extent> widths) {
       long call = layout.code("OpKind", "CALL_FUNCTION");
       Set<String> inputs = new HashSet<>(Arrays.asList(graph.strings("inputs")));
-      List<String> tokenInputs = new ArrayList<>();
+      Set<String> tokenInputs = new LinkedHashSet<>(); // in order of first use
       for (ProgramTable node : graph.tables("nodes")) {
         if (node.num("op_kind") != call) continue;
         String target = node.str("target");
@@ -227,7 +228,7 @@ final class LlmAgreement {
           String indices = tensorArg(node, "indices", 1);
           if (table != null && indices != null && inputs.contains(indices)) {
             tables.putIfAbsent((String) table[0], (Extent) table[1]);
-            if (!tokenInputs.contains(indices)) tokenInputs.add(indices);
+            tokenInputs.add(indices);
           }
         }
       }
