@@ -427,3 +427,31 @@ def test_inspect_shows_the_metadata_beside_the_program(tmp_path: Path) -> None:
     assert "LLM facts: metadata and program" in text and "no: llm-window-exceeds-cache" in text
     plain = json.loads(CliRunner().invoke(cli, ["inspect", "--json", str(REAL / "mlp.ptn")]).output)
     assert plain["llm"] == []
+
+
+def test_the_hf_config_docs_show_what_import_hf_prints(tmp_path: Path) -> None:
+    """docs/hf-config.md's refusal, run as it is written (from the repository root)."""
+    import os
+    import subprocess
+    import sys
+
+    docs = (REAL.parent.parent.parent / "docs" / "hf-config.md").read_text()
+    block = docs[docs.index("$ cp tests/fixtures/real/mistral_tiny.ptn") :]
+    block = block[: block.index("```")]
+    lines = block.splitlines()
+    assert lines[1].startswith("$ ptn metadata import-hf ")
+    repo = REAL.parent.parent.parent
+    shutil.copy(REAL / "mistral_tiny.ptn", tmp_path / "model.ptn")
+    config = repo / lines[1].split()[4]
+    env = {**os.environ, "COLUMNS": "200"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "ptn", "metadata", "import-hf", str(config), "model.ptn"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert proc.returncode == 1
+    shown = proc.stderr.replace(str(config), lines[1].split()[4])
+    assert shown.splitlines() == lines[2:]
