@@ -82,12 +82,27 @@ OUTSIDE = {
     "geometric_", "cauchy_", "log_normal_", "random_",
     # data-dependent sizes
     "nonzero", "masked_select", "unique", "_unique2", "_local_scalar_dense", "item",
+    # process state, autograd
+    "set_grad_enabled", "is_grad_enabled", "manual_seed", "seed", "requires_grad_",
+    "retain_grad", "backward", "warn",
 }  # fmt: skip
 
 
 def test_nothing_outside_the_computation_is_in_the_table() -> None:
     assert OUTSIDE.isdisjoint(TABLE.operators), sorted(OUTSIDE & set(TABLE.operators))
     assert set(TABLE.refused).isdisjoint(TABLE.operators)
+
+
+def test_refused_overloads_of_allowed_operators_are_out() -> None:
+    for name, overload in tool.REFUSED_OVERLOADS:
+        assert name in TABLE.operators and overload not in TABLE.operators[name]
+
+
+def test_hidden_aliases_carry_a_views_alias_set() -> None:
+    for (name, overload), param in tool.HIDDEN_ALIASES.items():
+        schema = TABLE.operators[name][overload]
+        (aliased,) = [p for p in schema.params if p.alias]
+        assert aliased.name == param and all(r.alias == aliased.alias for r in schema.returns)
 
 
 def test_no_overload_draws_random_numbers_or_writes_an_out_argument() -> None:

@@ -367,6 +367,27 @@ def test_a_write_through_a_view_of_a_user_input_is_refused() -> None:
     assert "(no USER_INPUT_MUTATION output spec of the method updates it)" in finding[2]
 
 
+@pytest.mark.parametrize(
+    ("op", "args"),
+    [
+        ("type_as.default", [("self", tensor("x")), ("other", tensor("x"))]),
+        ("_unsafe_view.default",
+         [("self", tensor("x")), ("size", ("IntListArg", {"values": [1], "refs": []}))]),
+        ("einsum.default", [("equation", ("StringArg", {"value": "i->i"})),
+                            ("tensors", ("TensorListArg", {"names": ["x"]}))]),
+    ],
+)  # fmt: skip
+def test_a_write_through_a_hidden_alias_is_refused(op: str, args: list[Any]) -> None:
+    """type_as, _unsafe_view and einsum may hand back their argument's storage though
+    torch's schemas say nothing of it: the table gives them a view's alias set."""
+    nodes = [
+        call("v", op, args),
+        call("w", "mul_.Scalar", [("self", tensor("v")), ("other", integer(2))]),
+    ]
+    (finding,) = problems(single(nodes))
+    assert finding[:2] == ("ptg-undeclared-mutation", "/methods/0/graph/nodes/2/inputs/0/arg/value")
+
+
 def test_declared_state_and_fresh_values_may_be_written() -> None:
     returns = [("i", "USER_INPUT_MUTATION", "x"), ("k", "BUFFER_MUTATION", "cache")]
     nodes = [

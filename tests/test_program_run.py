@@ -166,3 +166,50 @@ def test_input_mutation_follows_the_program_not_eager() -> None:
     assert torch.equal(x, kept)
     same(new_x, io["forward/call0/output0"])
     same(result, io["forward/call0/output1"])
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_every_real_export_is_planned_whole_and_small(name: str) -> None:
+    """The memory plan of every method of every real export covers all its steps (no size
+    depends on data) before the first node runs, and holds at most 9 KiB between two
+    nodes (docs/run.md); the process state is as it was after the calls."""
+    io, order = reference(name)
+    runner = ptn.torch.load_program(REAL / f"{name}.ptn", max_memory=9 * 1024)
+    state = (torch.is_grad_enabled(), torch.get_num_threads(), torch.get_rng_state())
+    for prefix in order:
+        method = prefix.split("/")[0]
+        runner.run(method, *numbered(io, prefix, "input"))
+        plan = runner._plans[method]
+        for profile in plan.profiles.values():
+            assert profile.start == 0 and profile.stop == len(plan.steps)
+            assert len(profile.held) == len(plan.steps)
+    assert state[:2] == (torch.is_grad_enabled(), torch.get_num_threads())
+    assert torch.equal(state[2], torch.get_rng_state())
+
+
+def test_factories_make_float32_whatever_the_callers_default_dtype(tmp_path: Path) -> None:
+    """A factory given no dtype makes the default dtype: the program was exported with
+    float32, so a run makes float32 whatever the caller set, and restores the caller's."""
+    from graphs import call, meta, method, saved
+
+    size = ("IntListArg", {"values": [2], "refs": []})
+    m = method(
+        "forward",
+        inputs={"x": meta("FLOAT", 2)},
+        nodes=[
+            call("z", "ones.default", [("size", size)]),
+            call("y", "add.Tensor", [("self", ("TensorArg", {"name": "x"})),
+                                     ("other", ("TensorArg", {"name": "z"}))]),
+        ],
+        returns=[("y", "USER_OUTPUT", "")],
+        values={"z": meta("FLOAT", 2), "y": meta("FLOAT", 2)},
+    )  # fmt: skip
+    runner = ptn.torch.load_program(saved(tmp_path / "f.ptn", [m]))
+    before = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        (y,) = runner.forward(torch.zeros(2, dtype=torch.float32))
+        assert y.dtype == torch.float32 and torch.equal(y, torch.ones(2))
+        assert torch.get_default_dtype() == torch.float64
+    finally:
+        torch.set_default_dtype(before)

@@ -20,6 +20,7 @@ out, each with the reason a validator gives when a program calls one.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import re
 import sys
@@ -106,11 +107,42 @@ REFUSED = {
     "randperm": "it draws from the process's random number generator",
     "uniform_": "it draws from the process's random number generator",
     "_local_scalar_dense": "its result depends on tensor data, which no plan can bound",
+    "set_grad_enabled": "it changes the process's autograd mode",
+    "is_grad_enabled": "it reads the process's autograd mode",
+    "requires_grad_": "it changes a tensor's autograd state",
+    "retain_grad": "it changes a tensor's autograd state",
+    "backward": "it runs autograd over the caller's graph",
+    "manual_seed": "it reseeds the process's random number generator",
+    "seed": "it reseeds the process's random number generator",
+    "random_": "it draws from the process's random number generator",
+    "save": "it writes a file of the host",
+    "warn": "it prints to the terminal",
+    "item": "its result depends on tensor data, which no plan can bound",
     "nonzero": "the size of its result depends on tensor data, which no plan can bound",
     "masked_select": "the size of its result depends on tensor data, which no plan can bound",
     "unique": "the size of its result depends on tensor data, which no plan can bound",
 }
 """Well-known operators that are not in the table, and why (a validator's message says it)."""
+
+REFUSED_OVERLOADS = {
+    ("repeat_interleave", "Tensor"): "the size of its result depends on tensor data",
+    ("repeat_interleave", "self_Tensor"): "the size of its result depends on tensor data",
+    ("where", "default"): "it is nonzero (as_tuple): the size of its result depends on data",
+    ("eq", "Tensor_list"): "a TorchScript builtin comparing lists, not a tensor kernel",
+    ("ne", "Tensor_list"): "a TorchScript builtin comparing lists, not a tensor kernel",
+    ("index", "list_Tensor"): "a TorchScript builtin searching a list, not a tensor kernel",
+}
+"""Overloads of allowed operators that stay out, and why."""
+
+HIDDEN_ALIASES = {
+    ("type_as", "default"): "self",
+    ("_unsafe_view", "default"): "self",
+    ("einsum", "default"): "tensors",
+}
+"""Overloads whose result may be their argument's storage (``type_as`` of a tensor of that
+dtype is the tensor itself; ``_unsafe_view`` is a view; an ``einsum`` that only permutes
+returns a view) although torch's schema announces no alias: the table gives them the alias
+set a view has, so that a write through their result is a write into the argument."""
 
 ALLOWED_VALUES: dict[str, list[Any]] = {
     "device": ["cpu"],
@@ -252,8 +284,12 @@ def parse_schema(text: str) -> tuple[str, str, list[_Arg], list[_Arg]]:
     return name, overload or "default", _args(params), _returns(returns)
 
 
-def refusal(name: str, params: list[_Arg], returns: list[_Arg]) -> str | None:
+def refusal(
+    name: str, params: list[_Arg], returns: list[_Arg], overload: str = "default"
+) -> str | None:
     """Why the policy leaves an overload out, or None when it is in."""
+    if (name, overload) in REFUSED_OVERLOADS:
+        return REFUSED_OVERLOADS[name, overload]
     if name not in _SCALAR_OPERATORS and not any("Tensor" in a.type for a in (*params, *returns)):
         return "a TorchScript builtin on Python numbers, lists or strings, not a tensor kernel"
     if any(p.write and p.kwarg_only for p in params):
@@ -300,6 +336,20 @@ def _return_entry(r: _Arg) -> dict[str, Any]:
     return entry
 
 
+def _with_hidden_alias(
+    name: str, overload: str, params: list[_Arg], returns: list[_Arg]
+) -> tuple[list[_Arg], list[_Arg]]:
+    """The overload with the alias set ``HIDDEN_ALIASES`` gives it (set ``a``)."""
+    param = HIDDEN_ALIASES.get((name, overload))
+    if param is None:
+        return params, returns
+    if not any(p.name == param for p in params) or any(p.alias for p in params):
+        raise ValueError(f"{name}.{overload}: no parameter {param!r} free to alias")
+    params = [dataclasses.replace(p, alias="a") if p.name == param else p for p in params]
+    returns = [dataclasses.replace(r, alias="a") for r in returns]
+    return params, returns
+
+
 def _is_view(overloads: list[tuple[str, str, list[_Arg], list[_Arg]]]) -> bool:
     """Whether an operator returns a view of an input (an alias it does not write)."""
     return any(
@@ -327,7 +377,8 @@ def build_table(schemas: list[str], torch_version: str) -> dict[str, Any]:
     operators = []
     for name in sorted(names):
         for _, overload, params, returns in sorted(by_name[name], key=lambda o: o[1]):
-            if refusal(name, params, returns) is None:
+            if refusal(name, params, returns, overload) is None:
+                params, returns = _with_hidden_alias(name, overload, params, returns)
                 operators.append(
                     {
                         "name": name,

@@ -43,7 +43,6 @@ _OPERATOR_SCHEMAS = Gap(
 )
 
 GAPS: dict[str, tuple[Gap, ...]] = {
-    "typescript": (_OPERATOR_SCHEMAS,),
     "cpp": (_OPERATOR_SCHEMAS,),
 }
 """Language -> its declared gaps."""

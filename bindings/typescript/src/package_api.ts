@@ -5,6 +5,7 @@
 import type { RuleInputs } from "./metadata_faults.js";
 import type { ProgramLayout } from "./program.js";
 import type { MethodRow } from "./program_methods.js";
+import type { OperatorTableSource } from "./program_operators.js";
 import type { PtnError } from "./strict_json.js";
 
 /** spec.md section 1: "error" invalidates a package; "warning" does not (a strict check fails
@@ -127,6 +128,8 @@ export interface Inspection {
 export interface PackageTables {
   /** The program layout (the generated program_layout.ts). */
   readonly programLayout: ProgramLayout;
+  /** ptn's operator table (the generated operator_table.ts), parsed on first use. */
+  readonly operatorTable: OperatorTableSource;
   /** Every rule id of spec.md with the severity its heading gives. */
   readonly severity: Readonly<Record<string, Severity>>;
   /** Parse metadata.json (throws PtnError); the generated Metadata.parse. */

@@ -21,6 +21,8 @@ import { MAX_JSON_BYTES, PtnError, parseJson, pointer, type JsonValue } from "./
 import { Budget, raw } from "./budget.js";
 import { readProgram, readsTables, type Decoded } from "./program.js";
 import { constantFindings } from "./program_constants.js";
+import { graphFindings } from "./program_effects.js";
+import { operatorTable } from "./program_operators.js";
 import { undefinedFindings } from "./program_values.js";
 import { methodRows } from "./program_methods.js";
 import { agreementFindings, programFacts } from "./llm_agreement.js";
@@ -568,12 +570,16 @@ async function* stages(
     if (inspecting && program !== null) inspection.methods = methodRows(program, tables.programLayout);
     programFaults = read.findings.some((f) => f.severity === "error");
     yield* read.findings;
-    // The values each graph uses against those it defines: the last step of reading the
-    // program (ptn.program.read.read_program), before the members that follow.
+    // The values each graph uses and defines, then each call node against the operator
+    // table: the last steps of reading the program (ptn.program.read.read_program), before
+    // the members that follow.
     if (program !== null) {
       const undefinedValues = undefinedFindings(program, tables.programLayout);
       programFaults ||= undefinedValues.some((f) => f.severity === "error");
       yield* undefinedValues;
+      const graph = graphFindings(program, tables.programLayout, () => operatorTable(tables.operatorTable));
+      programFaults ||= graph.some((f) => f.severity === "error");
+      yield* graph;
     }
   }
   let tensors = new Map<string, TensorInfo>();

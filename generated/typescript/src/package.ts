@@ -4,6 +4,7 @@
 
 import { Metadata, METADATA_TABLES } from "./metadata.js";
 import { documentInputs, metadataFaults, nearWarnings } from "./metadata_faults.js";
+import { OPERATOR_TABLE } from "./operator_table.js";
 import { packageFunctions } from "./package_core.js";
 import { metadataBytes, PackageMetadata, type PackageInput } from "./package_metadata.js";
 import { PROGRAM_LAYOUT } from "./program_layout.js";
@@ -23,6 +24,7 @@ export const { validatePackage, inspectPackage } = packageFunctions({
   ruleInputs: (bytes) => documentInputs(bytes, METADATA_TABLES),
   wellKnown: METADATA_TABLES.wellKnown,
   programLayout: PROGRAM_LAYOUT,
+  operatorTable: OPERATOR_TABLE,
 });
 
 /**
