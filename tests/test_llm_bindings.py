@@ -4,8 +4,7 @@ The package vectors hold C++, TypeScript and Java to the findings' rule, severit
 and pointer (tests/test_package_vectors.py); here each binding must also word them as ptn
 does, on the LLM vectors and on one package per wrong fact built from ExecuTorch's LLM
 exports (tests/test_llm_agreement.py's cases), fast and deep. The C++ binding is asked
-through the compiled-in native validator, whichever files ptn.package.native would leave to
-Python (its call nodes).
+through the compiled-in native validator, whatever ptn.package.native would leave to Python.
 """
 
 from __future__ import annotations
@@ -80,7 +79,7 @@ def test_cpp_words_them_as_ptn(files: list[Path]) -> None:
         )
     for path in files:
         for deep in (False, True):
-            _, found = native._native.validate(path.read_bytes(), deep)
+            found = native._native.validate(path.read_bytes(), deep)
             assert _lines([f[:5] for f in found]) == _python(path, deep), (path.name, deep)
 
 

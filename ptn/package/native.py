@@ -7,14 +7,18 @@ order (tools/conformance and the fuzz replay check it on every vector and fuzzed
 ~35 µs. setup.py compiles it into ``ptn.package._native`` when a C++17 compiler is there;
 without one, or with ``PTN_NATIVE=0`` in the environment, Python validates alone.
 
-Python stays the reference: a file is validated here only when the result is exactly the
-one Python would give, and Python validates it otherwise:
+Every rule is checked there, the program's graphs against ptn's operator table (spec.md
+section 4.5) compiled in from schema/operators.json. Python stays the reference: a file is
+validated here only when the result is exactly the one Python would give, and Python
+validates it otherwise:
 - the package is held in memory (at most ``NATIVE_MAX`` bytes, read once);
-- its program has no call nodes: Python checks those against ptn's operator table
-  (spec.md section 4.5), which the C++ binding does not read yet;
 - no finding is of a rule in ``PYTHON_WORDED``, whose messages the C++ binding words
-  differently (same rule, member and pointer). tests/test_native.py compares every finding,
-  message included, of the two on every vector, fixture and thousands of mutated files.
+  differently (same rule, member and pointer);
+- no message holds a character that Python's ``repr`` would escape and C++ shows as it is
+  (a name from the file with a non-ASCII character that is not printable: C++ does not
+  carry Unicode's character database, ``str.isprintable`` does).
+tests/test_native.py compares every finding, message included, of the two on every
+vector, fixture, real export and thousands of mutated files and programs.
 """
 
 from __future__ import annotations
@@ -58,18 +62,21 @@ def available() -> bool:
     return _native is not None and os.environ.get("PTN_NATIVE", "1") != "0"
 
 
+def _unprintable(message: str) -> bool:
+    """Whether ``message`` holds a non-ASCII character Python's repr would escape."""
+    return not message.isascii() and not message.isprintable()
+
+
 def native_findings(data: bytes, deep: bool) -> list[Finding] | None:
     """The findings of the package ``data``, as Python's stages give them; None when Python
     must validate it (the module docstring says when)."""
     if _native is None or len(data) > NATIVE_MAX:
         return None
     try:
-        call_nodes, found = _native.validate(data, deep)
+        found = _native.validate(data, deep)
     except (MemoryError, ValueError):  # ValueError: a message that is not UTF-8 (a C++ bug)
         return None
-    if call_nodes > 0:
-        return None
-    if any(f[0] in PYTHON_WORDED for f in found):
+    if any(f[0] in PYTHON_WORDED or _unprintable(f[4]) for f in found):
         return None
     return [
         Finding(rule, severity, member, pointer, message, more)

@@ -8,7 +8,8 @@ Layout under generated/cpp/ (users add ``-I generated/cpp/include``, or use CMak
 - ``include/ptn/rules.hpp`` (every rule id of spec.md with its severity) and
   ``include/ptn/package.hpp`` (``ptn::validate``, ``ptn::Package`` bound to those tables):
   rendered by ``tools/codegen/cpp_package.py``, which also renders
-  ``include/ptn/program_layout.hpp`` once ``schema/program.layout.json`` exists;
+  ``include/ptn/program_layout.hpp`` (``schema/program.layout.json``) and
+  ``include/ptn/operator_table.hpp`` (``schema/operators.json``);
 - the other ``include/ptn/*.hpp`` (strict JSON, metadata core, zip reader, safetensors,
   package stages, the optional exception layer), ``conformance_runner.cpp``,
   ``CMakeLists.txt`` and ``cmake/ptnConfig.cmake.in``: the schema-independent runtime,
@@ -68,6 +69,9 @@ CPP_RUNTIME = (
     "include/ptn/program_verify.hpp",
     "include/ptn/program_model.hpp",
     "include/ptn/program_values.hpp",
+    "include/ptn/program_operators.hpp",
+    "include/ptn/program_calls.hpp",
+    "include/ptn/program_effects.hpp",
     "include/ptn/program_read.hpp",
     "include/ptn/program_wide.hpp",
     "include/ptn/program_constants.hpp",

@@ -50,8 +50,11 @@ inline std::string hex(std::uint64_t value, int width) {
   return buf;
 }
 
-/// Python's repr of a str, near enough for a message: quoted, with backslash escapes for
-/// quotes, backslashes and control characters (a lone surrogate as \udXXX).
+/// Python's repr of a str, for a message: quoted, with backslash escapes for quotes,
+/// backslashes and the C0 and C1 control characters (a lone surrogate as \udXXX). Other
+/// non-ASCII characters are kept as they are, where Python escapes those its version of
+/// Unicode's database calls non-printable (U+00A0, U+200B, unassigned code points):
+/// ptn/package/native.py hands a message holding one to Python.
 inline std::string repr(std::string_view s) {
   const bool dq = s.find('\'') != std::string_view::npos && s.find('"') == std::string_view::npos;
   const char quote = dq ? '"' : '\'';
@@ -69,6 +72,10 @@ inline std::string repr(std::string_view s) {
       out += "\\t";
     } else if (c < 0x20 || c == 0x7F) {
       out += "\\x" + hex(c, 2);
+    } else if (c == 0xC2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(s[i + 1]) <= 0x9F) {  // U+0080..U+009F
+      out += "\\x" + hex(static_cast<unsigned char>(s[i + 1]), 2);
+      ++i;
     } else if (c == 0xED && i + 2 < s.size() &&
                (static_cast<unsigned char>(s[i + 1]) & 0xE0) == 0xA0) {
       const unsigned cp = ((c & 0x0Fu) << 12) |
