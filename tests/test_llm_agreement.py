@@ -317,6 +317,19 @@ def test_caches_are_shown_only_when_the_pairs_are_unambiguous() -> None:
     # Three buffers updated: an odd number of cache buffers shows nothing.
     assert program_facts(_edited("mistral_tiny", not_written_back)).caches is None
 
+    def functional(plain: dict[str, Any]) -> None:  # index_put, handed back by its spec
+        nodes = plain["methods"][0]["graph"]["nodes"]
+        last = [n for n in nodes if n.get("target") == "torch.ops.aten.index_put_.default"][-1]
+        last["target"] = "torch.ops.aten.index_put.default"
+        for out in last["outputs"]:
+            out["alias_of"] = ""
+
+    shown = program_facts(_edited("mistral_tiny", functional)).caches
+    assert shown is not None and [c.values.name for c in shown] == [
+        "layers.0.v_cache",
+        "layers.1.v_cache",
+    ]
+
 
 def test_a_broken_program_is_not_compared(tmp_path: Path) -> None:
     facts = program_facts(_program("mistral_tiny"))
