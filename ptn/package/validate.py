@@ -17,8 +17,10 @@ from ptn.core.errors import Finding, PtnError, within_budget
 from ptn.core.names import ALIASES, METADATA, PTG, SAFETENSORS
 from ptn.metadata.document import Metadata
 from ptn.metadata.faults import parse_all
+from ptn.package.agreement import agreement_findings
 from ptn.package.members import membership_findings
 from ptn.program.constants import Stored, constant_findings
+from ptn.program.llm_facts import program_facts
 from ptn.program.model import Program
 from ptn.program.read import read_program
 from ptn.safetensors.aliases import read_aliases
@@ -118,8 +120,10 @@ def _stages(
     aliases_found: list[Finding] = []
     metadata = None
     program = None
+    program_faults = False  # an error of program.ptg: its facts are not compared (9.8)
     if PTG in readable:
         program, ptg_found = read_program(_member_view(buf, readable[PTG]))
+        program_faults = _has_error(ptg_found)
         yield from ptg_found
     binds = program is not None and any(m.constants for m in program.methods)
     if SAFETENSORS in readable:
@@ -148,17 +152,25 @@ def _stages(
             None if ALIASES in unreadable else aliases,
             broken_keys([*header_found, *aliases_found]),
         )
-        yield from constant_findings(program, stored)
+        found = constant_findings(program, stored)
+        program_faults = program_faults or _has_error(found)
+        yield from found
     if METADATA in readable:
-        metadata, first, metadata_found = parse_all(_member_view(buf, readable[METADATA]))
+        metadata, first, metadata_found, inputs = parse_all(_member_view(buf, readable[METADATA]))
         if first is not None:
             unreadable[METADATA] = first
         yield from metadata_found
+        if program is not None and not program_faults and inputs is not None:
+            yield from agreement_findings(program_facts(program), inputs)
     if deep:
         yield from _crc_findings(buf, members)
         if tensors:
             yield from bool_findings(_member_view(buf, by_name[SAFETENSORS]), data_start, tensors)
     return Parsed(by_name, tensors, data_start, aliases, metadata, unreadable, program)
+
+
+def _has_error(findings: list[Finding]) -> bool:
+    return any(f.severity == "error" and f.member == PTG for f in findings)
 
 
 # A gap before a tensor leaves the tensor itself readable.

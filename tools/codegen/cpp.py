@@ -78,6 +78,7 @@ CPP_RUNTIME = (
     "include/ptn/program_read.hpp",
     "include/ptn/program_wide.hpp",
     "include/ptn/program_constants.hpp",
+    "include/ptn/llm_agreement.hpp",
     "include/ptn/package_stages.hpp",
     "include/ptn/package_core.hpp",
     "include/ptn/throwing.hpp",
@@ -103,7 +104,8 @@ CPP_MEMBERS = frozenset(
     from_document load optional_int optional_ints optional_float optional_floats
     optional_str optional_strs optional_bool optional_bools missing read narrow
     check_well_known join check_rule check_together check_equal_length check_less_than
-    entries_ index_ Metadata MetadataBase""".split()
+    present first_not_below unchecked broken_rule rule_inputs faults kUnchecked RuleInputs
+    Broken inputs inputs_of entries_ index_ Metadata MetadataBase""".split()
 )
 
 
@@ -315,6 +317,15 @@ class Metadata : public MetadataBase {{
 
   /// The metadata-near-well-known warnings of these names (spec 9.3).
   std::vector<Finding> warnings() const {{ return near_warnings(schema::metadata_tables()); }}
+
+  /// The well-known values of a document (valid or not), as the rules between names and
+  /// those of the metadata against the program take them (spec 9.4, 9.8).
+  static std::optional<RuleInputs> inputs_of(std::string_view data) {{
+    return rule_inputs(data, schema::metadata_tables());
+  }}
+
+  /// The well-known values of this valid metadata.
+  RuleInputs inputs() const {{ return rule_inputs(schema::metadata_tables()); }}
 
 {chr(10).join(methods)}}};
 

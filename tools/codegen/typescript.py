@@ -56,6 +56,7 @@ TS_RUNTIME = (
     "src/strict_json.ts",
     "src/metadata_core.ts",
     "src/metadata_faults.ts",
+    "src/llm_agreement.ts",
     "src/globals.d.ts",
     "src/byte_source.ts",
     "src/zip_reader.ts",
@@ -274,7 +275,7 @@ PACKAGE_MODULE = """// validatePackage and inspectPackage, bound to the schema a
 // readMetadata and readPackageMetadata, bound to the generated Metadata.
 
 import { Metadata, METADATA_TABLES } from "./metadata.js";
-import { metadataFaults, nearWarnings } from "./metadata_faults.js";
+import { documentInputs, metadataFaults, nearWarnings } from "./metadata_faults.js";
 import { OPERATOR_TABLE } from "./operator_table.js";
 import { packageFunctions } from "./package_core.js";
 import { metadataBytes, PackageMetadata, type PackageInput } from "./package_metadata.js";
@@ -292,6 +293,7 @@ export const { validatePackage, inspectPackage } = packageFunctions({
   parseMetadata: (bytes) => Metadata.parse(bytes),
   metadataFaults: (bytes, first) => metadataFaults(bytes, METADATA_TABLES, first),
   nearWarnings: (names) => nearWarnings(names, METADATA_TABLES),
+  ruleInputs: (bytes) => documentInputs(bytes, METADATA_TABLES),
   wellKnown: METADATA_TABLES.wellKnown,
   programLayout: PROGRAM_LAYOUT,
   operatorTable: OPERATOR_TABLE,

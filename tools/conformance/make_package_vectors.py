@@ -427,6 +427,16 @@ def valid_every_dtype() -> bytes:
     return _saved(constants)
 
 
+def _llm(name: str, **values: object) -> bytes:
+    """ExecuTorch's export ``name`` (tests/fixtures/real) with metadata.json written as it
+    is: the manifest's metadata for the LLM exports (none for others) with ``values``."""
+    manifest = json.loads((pv.REAL / "manifest.json").read_text(encoding="utf-8"))
+    entry = next(p for p in manifest["packages"] if p["name"] == name)
+    document = {**entry.get("metadata", {}), **values}
+    text = json.dumps(document, sort_keys=True, separators=(",", ":")) + "\n"
+    return hostile.with_metadata(pv.real(name), text.encode())
+
+
 def valid_llm() -> bytes:
     constants = {
         "embed": np.arange(12, dtype=np.float32).reshape(3, 4),
@@ -1073,6 +1083,87 @@ VECTORS_LIST: tuple[Vector, ...] = (
         "every fault of metadata.json at once, then the near-miss name's warning",
         "metadata-int-out-of-range",
         also=("metadata-invalid-name", "llm-wrong-type"),
+    ),
+    Vector(
+        "metadata-three-faults",
+        lambda: hostile.metadata_package(
+            b'{"use_kv_cache":1,"get_vocab_size":64,"get_bos_id":999,"get_kv_heads":[8,8],'
+            b'"get_head_dims":[64,64],"get_windows":[0,0,0]}'
+        ),
+        "three faults of three names: a wrong type never hides the rules between others",
+        "llm-wrong-type",
+        also=("llm-cache-geometry-length", "llm-token-id-out-of-range"),
+    ),
+    # metadata.json against the program (spec.md 9.8): ExecuTorch's LLM exports
+    Vector(
+        "llm-mistral-metadata",
+        lambda: _llm("mistral_tiny"),
+        "mistral_tiny (sliding windows, ring caches of 4) with the metadata its manifest states",
+    ),
+    Vector(
+        "llm-gemma3-metadata",
+        lambda: _llm("gemma3_tiny"),
+        "gemma3_tiny (local, local, global caches of 4, 4, 16) with its manifest's metadata",
+    ),
+    Vector(
+        "llm-cache-count-mismatch",
+        lambda: _llm(
+            "mistral_tiny",
+            get_n_caches=3,
+            get_kv_heads=[1] * 3,
+            get_head_dims=[4] * 3,
+            get_windows=[4] * 3,
+        ),
+        "a 3-layer geometry on a program of 2 caches",
+        "llm-cache-count-mismatch",
+    ),
+    Vector(
+        "llm-cache-geometry-mismatch",
+        lambda: _llm("mistral_tiny", get_kv_heads=[1, 2]),
+        "get_kv_heads[1] = 2 where cache 1 has 1 KV head",
+        "llm-cache-geometry-mismatch",
+    ),
+    Vector(
+        "llm-window-exceeds-cache",
+        lambda: _llm("mistral_tiny", get_windows=[4, 8]),
+        "a window of 8 over a ring cache of 4",
+        "llm-window-exceeds-cache",
+    ),
+    Vector(
+        "llm-context-exceeds-cache",
+        lambda: _llm("gemma3_tiny", get_max_context_len=32),
+        "a context of 32 where the global layer's cache holds 16",
+        "llm-context-exceeds-program",
+    ),
+    Vector(
+        "llm-context-exceeds-input",
+        lambda: _llm("tied_weights", get_vocab_size=16, get_max_context_len=6),
+        "no KV cache, and a context of 6 where the token input takes 5",
+        "llm-context-exceeds-program",
+    ),
+    Vector(
+        "llm-seq-len-exceeds-program",
+        lambda: _llm("tied_weights", get_vocab_size=16, get_max_seq_len=8),
+        "steps of 8 where the token input takes 5",
+        "llm-seq-len-exceeds-program",
+    ),
+    Vector(
+        "llm-vocab-mismatch",
+        lambda: _llm("tied_weights", get_vocab_size=32),
+        "a vocabulary of 32 where the logits and the embedding table have 16",
+        "llm-vocab-mismatch",
+    ),
+    Vector(
+        "llm-token-id-beyond-program",
+        lambda: _llm("tied_weights", get_bos_id=1, get_eos_ids=[2, 16]),
+        "no get_vocab_size, and an eos id of 16 where the embedding table has 16 rows",
+        "llm-token-id-out-of-range",
+    ),
+    Vector(
+        "llm-rule-unchecked",
+        lambda: _llm("tied_weights", get_vocab_size="16", get_bos_id=3),
+        "get_vocab_size is a string: the rules that compare it say they did not",
+        "llm-wrong-type",
     ),
     Vector(
         "file-budget",

@@ -2,6 +2,7 @@
 // prints them (schema/report.schema.json), and a package described as `ptn inspect --json`
 // describes it.
 
+import type { RuleInputs } from "./metadata_faults.js";
 import type { ProgramLayout } from "./program.js";
 import type { MethodRow } from "./program_methods.js";
 import type { OperatorTableSource } from "./program_operators.js";
@@ -141,6 +142,9 @@ export interface PackageTables {
   metadataFaults(bytes: Uint8Array, first: PtnError): PtnError[];
   /** The metadata-near-well-known warnings of these names. */
   nearWarnings(names: string[]): PtnError[];
+  /** The well-known values of metadata.json's bytes, checked (spec 9.8 compares them with
+   * the program); null when it is no JSON object. */
+  ruleInputs(bytes: Uint8Array): RuleInputs | null;
   /** Well-known metadata names in schema order, with their descriptions. */
   readonly wellKnown: readonly { readonly name: string; readonly description: string }[];
 }

@@ -113,11 +113,19 @@ class Rule(StrEnum):
     LLM_CACHE_GEOMETRY_TOGETHER = 'llm-cache-geometry-together'
     LLM_CACHE_GEOMETRY_LENGTH = 'llm-cache-geometry-length'
     LLM_TOKEN_ID_OUT_OF_RANGE = 'llm-token-id-out-of-range'
+    LLM_KV_SHARED_LAYERS_OUT_OF_RANGE = 'llm-kv-shared-layers-out-of-range'
+    LLM_RULE_UNCHECKED = 'llm-rule-unchecked'
     METADATA_MISSING_NAME = 'metadata-missing-name'
     METADATA_WRONG_KIND = 'metadata-wrong-kind'
     METADATA_READ_OUT_OF_RANGE = 'metadata-read-out-of-range'
     LLM_CONFIG_INVALID = 'llm-config-invalid'
     LLM_CONFIG_CONFLICT = 'llm-config-conflict'
+    LLM_CACHE_COUNT_MISMATCH = 'llm-cache-count-mismatch'
+    LLM_CACHE_GEOMETRY_MISMATCH = 'llm-cache-geometry-mismatch'
+    LLM_WINDOW_EXCEEDS_CACHE = 'llm-window-exceeds-cache'
+    LLM_CONTEXT_EXCEEDS_PROGRAM = 'llm-context-exceeds-program'
+    LLM_SEQ_LEN_EXCEEDS_PROGRAM = 'llm-seq-len-exceeds-program'
+    LLM_VOCAB_MISMATCH = 'llm-vocab-mismatch'
     SIG_MALFORMED = 'sig-malformed'
     SIG_MISMATCH = 'sig-mismatch'
     SIG_UNTRUSTED = 'sig-untrusted'
@@ -228,11 +236,19 @@ SEVERITY: dict[str, str] = {
     'llm-cache-geometry-together': 'error',
     'llm-cache-geometry-length': 'error',
     'llm-token-id-out-of-range': 'error',
+    'llm-kv-shared-layers-out-of-range': 'error',
+    'llm-rule-unchecked': 'warning',
     'metadata-missing-name': 'error',
     'metadata-wrong-kind': 'error',
     'metadata-read-out-of-range': 'error',
     'llm-config-invalid': 'error',
     'llm-config-conflict': 'error',
+    'llm-cache-count-mismatch': 'error',
+    'llm-cache-geometry-mismatch': 'error',
+    'llm-window-exceeds-cache': 'error',
+    'llm-context-exceeds-program': 'error',
+    'llm-seq-len-exceeds-program': 'error',
+    'llm-vocab-mismatch': 'error',
     'sig-malformed': 'error',
     'sig-mismatch': 'error',
     'sig-untrusted': 'error',
