@@ -1,4 +1,4 @@
-"""ptn: read, write and validate .ptn model packages (spec 1.0.0).
+"""ptn: read, write and validate .ptn model packages (spec 1.1.0).
 
 Public names are imported lazily (PEP 562): the generator (``python -m tools.codegen``)
 must run even when generated/ is missing or stale, and ``import ptn`` stays cheap for the CLI.
@@ -9,7 +9,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-SPEC_VERSION = "1.0.0"
+SPEC_VERSION = "1.1.0"
 __version__ = "0.1.0"
 
 _EXPORTS = {

@@ -8,10 +8,12 @@ lives (its layer: docs/architecture.md).
 from ptn.interop.program_runner import ProgramRunner, load_program
 from ptn.interop.run_errors import (
     InputError,
+    MemoryLimitError,
     OperatorError,
     OutputError,
     ProgramError,
     RunError,
+    TimeLimitError,
     UnknownMethodError,
     UnsupportedError,
 )
@@ -19,11 +21,13 @@ from ptn.interop.torch import load_file, save_file, to_numpy, to_torch
 
 __all__ = [
     "InputError",
+    "MemoryLimitError",
     "OperatorError",
     "OutputError",
     "ProgramError",
     "ProgramRunner",
     "RunError",
+    "TimeLimitError",
     "UnknownMethodError",
     "UnsupportedError",
     "load_file",

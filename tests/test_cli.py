@@ -426,7 +426,15 @@ def test_metadata_set_from_json(tmp_path: Path) -> None:
 
 
 def test_schema_command_prints_bundled_schemas() -> None:
-    for name in ("metadata", "aliases", "safetensors-header", "report", "program-layout"):
+    for name in (
+        "metadata",
+        "aliases",
+        "safetensors-header",
+        "report",
+        "program-layout",
+        "operators",
+        "operator-table",
+    ):
         proc = ptn_cli("schema", name)
         assert proc.returncode == 0
         assert json.loads(proc.stdout) == load_schema(name)
@@ -434,7 +442,7 @@ def test_schema_command_prints_bundled_schemas() -> None:
 
 def test_help_and_version() -> None:
     assert "validate" in ptn_cli("--help").stdout
-    assert "spec 1.0.0" in ptn_cli("--version").stdout
+    assert f"spec {ptn.SPEC_VERSION}" in ptn_cli("--version").stdout
     assert ptn_cli("validate").returncode == 2  # usage error
 
 

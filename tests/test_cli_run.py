@@ -132,3 +132,35 @@ def test_the_command_is_listed_and_exits_by_its_status() -> None:
         text=True,
     )
     assert proc.returncode == 0 and "two_methods.ptn forward: " in proc.stdout
+
+
+def test_the_docs_example_is_real() -> None:
+    """docs/run.md shows ``ptn run kv_cache.ptn --random``: the same rows (not the time)."""
+    doc = (REAL.parent.parent.parent / "docs" / "run.md").read_text()
+    shown = doc.split("$ ptn run tests/fixtures/real/kv_cache.ptn --random\n")[1].split("$")[0]
+    proc = ptn_run(str(REAL / "kv_cache.ptn"), "--random")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[1:] == shown.splitlines()[1:]
+
+
+@pytest.mark.parametrize(
+    ("size", "cap"),
+    [("8M", 8 * 2**20), ("8MiB", 8 * 2**20), ("8mb", 8 * 2**20), ("1.5G", 3 * 2**29),
+     ("2048", 2048), ("1 K", 1024), ("1T", 2**40)],
+)  # fmt: skip
+def test_max_memory_takes_sizes_with_binary_units(size: str, cap: int) -> None:
+    from ptn.cli.running import MemorySize
+
+    assert MemorySize().convert(size, None, None) == cap
+
+
+@pytest.mark.parametrize("size", ["lots", "0", "0.1", "-1G", "1X", "G", ""])
+def test_a_size_that_is_no_size_is_a_usage_problem(size: str) -> None:
+    proc = ptn_run(str(REAL / "mlp.ptn"), "--random", "--max-memory", size)
+    assert proc.returncode == 2 and "is no size in bytes" in proc.stderr, proc.stderr
+
+
+def test_the_limits_are_in_the_help() -> None:
+    proc = ptn_run("--help")
+    assert proc.returncode == 0
+    assert "--max-memory SIZE" in proc.stdout and "--time-limit SECONDS" in proc.stdout

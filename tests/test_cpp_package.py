@@ -7,15 +7,17 @@ and UndefinedBehaviorSanitizer (any report aborts the process, which fails the t
   ``ptn.validate`` (rule, severity, member, pointer, in order) on the corpus that
   tests/test_ts_package.py holds against Node (examples, hostile files, targeted edits,
   random edits), plus the real ExecuTorch exports, a 20,000-tensor header, 300 random
-  edits of the fuzzing seeds and 400 of the programs of the real exports; only the gaps
-  C++ declares (tools/conformance/capabilities.py) would be left out, and printed;
+  edits of the fuzzing seeds, 400 byte edits of the programs of the real exports and 400
+  edits of their graphs (tests/program_edits.py: the operator rules); only the gaps C++
+  declares (tools/conformance/capabilities.py) would be left out, and printed;
 - ``ptn::Package`` (strict and lenient) opens what ``ptn.load`` opens and reads the same
   findings (the program's with their messages), keys, tensor views (owner, dtype, shape,
   bytes), program size, methods, metadata, unreadable parts and the package's SHA-256
   (bindings/cpp/tests/read_package.cpp);
 - bindings/cpp/tests/unit_test.cpp: nesting (JSON, programs) on a 64 KiB thread stack,
-  ptg-undefined-value by pointer and message (subgraphs on that stack too), CRC-32 and
-  SHA-256 values, packed sizes past 64 bits, a caller's buffer, methods, I/O errors;
+  ptg-undefined-value, ptg-redefined-value and the operator rules by pointer and message
+  (subgraphs on that stack too), the generated operator table's order and lookups, CRC-32
+  and SHA-256 values, packed sizes past 64 bits, a caller's buffer, methods, I/O errors;
 - the CMake package: ``find_package(ptn)`` after an install, and ``add_subdirectory``.
 
 Without g++ (or cmake, for the last test) the tests skip locally; in CI they fail.
@@ -38,9 +40,10 @@ from typing import Any
 import pytest
 from conftest import missing_toolchain
 from graphs import call, constant, integer, meta, method, program, tensor
+from program_edits import program_edits
 from test_ts_package import corpus, mutants
 
-from ptn.core.errors import PtnError
+from ptn.core.errors import Finding, PtnError
 from ptn.package.read import Package, load
 from ptn.program.model import TensorMeta
 from ptn.program.read import read_program
@@ -144,6 +147,7 @@ def packages(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     edited = mutants(list(fuzz.corpus().values()), 300, seed=28)
     files.update({f"fuzz-{k}": v for k, v in edited.items()})
     files.update(program_mutants(400, seed=28))
+    files.update(program_edits(400, seed=28))
     paths = []
     for name, data in files.items():
         path = tmp / f"{name}.ptn"
@@ -205,8 +209,16 @@ def _methods_view(pkg: Package) -> list[Any]:
 
 def _worded(findings: list[list[Any]]) -> list[list[Any]]:
     """Findings with the message kept only where C++ words it as Python does: the program's
-    rules (``ptg-``); the other layers word theirs in their own way (docs/bindings.md)."""
-    return [[*f[:4], f[4] if str(f[0]).startswith("ptg-") else None] for f in findings]
+    rules (``ptg-``); the other layers word theirs in their own way (docs/bindings.md). A
+    non-ASCII character that Python's repr escapes (by its Unicode database: U+00A0,
+    U+200B) C++ shows as it is (ptn/bytes.hpp): escaped here as repr escapes it."""
+    return [
+        [*f[:4], _escaped(str(f[4])) if str(f[0]).startswith("ptg-") else None] for f in findings
+    ]
+
+
+def _escaped(message: str) -> str:
+    return "".join(c if c.isascii() or c.isprintable() else repr(c)[1:-1] for c in message)
 
 
 def _python_view(path: str, lenient: bool) -> dict[str, Any]:
@@ -337,25 +349,125 @@ def undefined_programs() -> dict[str, bytes]:
     }
 
 
-def test_undefined_programs_are_what_unit_test_expects() -> None:
-    """The reference's findings on the programs unit_test.cpp reads: as many as it expects."""
-    counts = {k: len(read_program(v)[1]) for k, v in undefined_programs().items()}
-    assert counts == {
+def operator_programs() -> dict[str, bytes]:
+    """Programs that break the operator rules (spec section 4.5) and define values twice
+    (section 4.4): unit_test.cpp holds C++'s findings on them to pointers and messages it
+    spells out."""
+    two = meta("FLOAT", 2)
+    size = ("IntListArg", {"values": [-1]})
+    cuda = ("StringArg", {"value": "cuda"})
+    body = {
+        "nodes": [call("inner", "neg.default", [("bogus", tensor("a"))])],
+        "inputs": ["a"],
+        "outputs": ["inner"],
+    }
+    nodes = [
+        call("a", "not_an_op.default", [("self", tensor("x"))]),
+        call("b", "from_file.default", [("filename", ("StringArg", {"value": "/etc/passwd"}))]),
+        {**call("c", "", []), "target": "torch.ops.torchvision.nms.default"},
+        {**call("d", "", []), "target": "it's.eval"},
+        call("e", "linear.out", [("input", tensor("x"))]),
+        call("f", "linear.default", [("input", tensor("x")), ("bogus", tensor("p_w"))]),
+        call("g", "full.default", [("size", size), ("fill_value", integer(1)), ("device", cuda)]),
+        call("h", "add.Tensor", [("", tensor("x")), ("other", tensor("y")), ("", integer(1))]),
+        call("i", "fill_.Scalar", [("self", tensor("p_w")), ("value", integer(0))]),
+        call("v", "view.default", [("self", tensor("y")), ("size", size)]),
+        call("j", "add_.Tensor", [("self", tensor("v")), ("other", tensor("x"))]),
+        call("k", "add_.Tensor", [("self", tensor("x")), ("other", tensor("y"))]),
+        call("l", "copy_.default", [("self", tensor("b_cache")), ("src", tensor("x"))]),
+        call("m", "mul.Tensor", [("self", tensor("b_scale")), ("other", tensor("x"))]),
+        call("n", "add_.Tensor", [("self", tensor("p_state")), ("other", tensor("x"))]),
+        {
+            **call("cond", "", [("body", ("GraphArg", {"name": "g", "graph": body}))]),
+            "target": "torch.ops.higher_order.cond",
+        },
+    ]
+    calls = method(
+        "forward",
+        inputs={"x": two, "y": two},
+        nodes=nodes,
+        returns=[("k", "USER_INPUT_MUTATION", "x"), ("m", "USER_OUTPUT", "")],
+        constants=[
+            constant("p_w", "w", two),
+            constant("p_state", "state", two, mutated=True, kind="BUFFER"),
+        ],
+        buffers=[("b_cache", "cache", two), ("b_scale", "scale", two)],
+    )
+    many = [call(f"n{i}", "nope.default", []) for i in range(10_000)]
+    # Each name defined twice: an input, a constant, a buffer, a node's output, a tensor
+    # list's element, a placeholder, a subgraph's input.
+    pair = {"name": "", "kind": "TENSOR_LIST", "names": ["t", "t"]}
+    redefining = method(
+        "forward",
+        inputs={"x": two},
+        nodes=[
+            call("n1", "relu.default", [("self", tensor("x"))]),
+            {**call("n2", "split.Tensor", [("self", tensor("x")), ("split_size", integer(1))])},
+            call("cond", "neg.default", [("self", ("GraphArg", {"name": "g", "graph": body}))]),
+        ],
+        returns=[("n1", "USER_OUTPUT", "")],
+        constants=[constant("p_w", "w", two), constant("x", "w2", two)],
+        buffers=[("p_w", "buf", two)],
+    )
+    nodes = redefining["graph"]["nodes"]
+    redefining["graph"]["inputs"].append("x")
+    nodes.insert(1, dict(nodes[0]))  # placeholder 'x' twice
+    for node in nodes:
+        if node["name"] == "n1":
+            node["outputs"] = [{"name": "p_w"}]
+        if node["name"] == "n2":
+            node["outputs"] = [pair]
+        if node["name"] == "cond":
+            node["inputs"][0]["arg"]["value"][1]["graph"] = {**body, "inputs": ["a", "a"]}
+    return {
+        "operator-calls": program(calls),
+        "operator-many": program(method("forward", inputs={"x": ONE}, nodes=many, returns=[])),
+        "redefined": program(redefining),
+    }
+
+
+def _rules(findings: list[Finding]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for f in findings:
+        out[f.rule] = out.get(f.rule, 0) + 1
+    return out
+
+
+def test_programs_are_what_unit_test_expects() -> None:
+    """The reference's findings on the programs unit_test.cpp reads: as many as it expects,
+    of the rules it checks."""
+    counts = {k: _rules(read_program(v)[1]) for k, v in undefined_programs().items()}
+    assert {k: c["ptg-undefined-value"] for k, c in counts.items()} == {
         "undefined-uses": 7,
         "undefined-specs": 6,
         "undefined-nested": 13,
         "undefined-many": 101,
     }
+    counts = {k: _rules(read_program(v)[1]) for k, v in operator_programs().items()}
+    assert counts == {
+        "operator-calls": {
+            "ptg-unknown-operator": 6,
+            "ptg-operator-schema-mismatch": 4,
+            "ptg-undeclared-mutation": 2,
+            "ptg-buffer-never-written": 1,
+        },
+        "operator-many": {"ptg-unknown-operator": 101},
+        "redefined": {
+            "ptg-redefined-value": 9,
+            "ptg-undefined-value": 3,
+            "ptg-operator-schema-mismatch": 2,
+        },
+    }
 
 
 def test_unit_checks(built: dict[str, Path], tmp_path: Path) -> None:
-    """Bounded recursion, ptg-undefined-value by pointer and message, CRC-32 values, packed
-    sizes past 64 bits, a caller's buffer, the methods of a package, I/O errors
-    (unit_test.cpp)."""
+    """Bounded recursion, ptg-undefined-value, ptg-redefined-value and the operator rules by
+    pointer and message, the operator table, CRC-32 values, packed sizes past 64 bits, a
+    caller's buffer, the methods of a package, I/O errors (unit_test.cpp)."""
     package = REPO / "examples" / "tiny-llm.ptn"
     for depth in (12, 13):
         (tmp_path / f"deep-{depth}.ptg").write_bytes(hostile.deep_program(depth))
-    for name, data in undefined_programs().items():
+    for name, data in {**undefined_programs(), **operator_programs()}.items():
         (tmp_path / f"{name}.ptg").write_bytes(data)
     assert run([str(built["unit_test"]), str(package), str(tmp_path)]) == "ok\n"
 

@@ -94,8 +94,10 @@ def _truncating_reads(path: Path) -> Callable[..., object]:
 def test_a_file_truncated_during_a_deep_check_is_an_io_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Once SIGBUS (no output at all): the mapping's pages past the new end."""
+    """Once SIGBUS (no output at all): the mapping's pages past the new end. Where no read
+    lease can be had, deep mode reads with pread (tests/test_lease.py: under a lease)."""
     path = _big(tmp_path)
+    monkeypatch.setattr("ptn.package.lease._may_lease", lambda: False)
     monkeypatch.setattr(FileSource, "read_into", _truncating_reads(path))
     (finding,) = ptn.validate(path).findings
     assert finding.rule == "ptn-io-error" and "truncated" in finding.message

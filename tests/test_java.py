@@ -19,7 +19,8 @@ import pytest
 from tests.conftest import missing_toolchain
 from tests.test_ts_package import corpus
 from tools.codegen import render_all, stale_files, write_all
-from tools.conformance.capabilities import adjust_line
+from tools.codegen.java_operators import emit_operator_table, encode_table
+from tools.conformance.capabilities import OPERATOR_RULES, adjust_line
 from tools.conformance.runners import JAVA_DIR, JAVA_RELEASE, run
 
 pytestmark = pytest.mark.slow  # javac, and Maven runs the JUnit tests
@@ -142,6 +143,114 @@ def test_java_validator_agrees_with_ptn_on_the_differential_corpus(
     got = run("java", files).splitlines()
     assert len(got) == len(want) == 2 * len(files)
     assert [g for g, w in zip(got, want, strict=True) if g != w] == []
+
+
+MESSAGES = r"""
+import dev.ptn.Finding;
+import dev.ptn.PackageValidator;
+import java.nio.file.Paths;
+
+public final class Messages {
+  public static void main(String[] args) throws Exception {
+    for (String path : args) {
+      for (boolean deep : new boolean[] {false, true}) {
+        for (Finding f : PackageValidator.validateFile(Paths.get(path), deep).findings()) {
+          String where = path + "\t" + (deep ? "deep" : "fast") + "\t" + f.rule();
+          System.out.println(where + "\t" + f.pointer() + "\t" + f.message());
+        }
+      }
+    }
+  }
+}
+"""
+GRAPH_RULES = OPERATOR_RULES | {"ptg-undefined-value"}
+
+
+def test_java_words_the_graph_rules_as_ptn(jdk: tuple[str, str], tmp_path: Path) -> None:
+    """The findings of the graph rules (spec.md 4.4, 4.5) on every package vector and real
+    export, fast and deep, message included: the Java binding says what ptn says."""
+    from ptn.remote.validate import validate
+
+    files = sorted(REPO.glob("tests/vectors/packages/*/*.ptn"))
+    files += sorted((REPO / "tests" / "fixtures" / "real").glob("*.ptn"))
+    want = [
+        f"{path}\t{mode}\t{f.rule}\t{f.pointer}\t{f.message}"
+        for path in files
+        for mode in ("fast", "deep")
+        for f in validate(path, fast=mode == "fast").findings
+        if f.rule in GRAPH_RULES
+    ]
+    assert {line.split("\t")[2] for line in want} == GRAPH_RULES  # each rule is compared
+    javac, java = jdk
+    probe = tmp_path / "Messages.java"
+    probe.write_text(MESSAGES, encoding="utf-8")
+    classes = tmp_path / "classes"
+    sources = sorted((JAVA_DIR / "src" / "main" / "java").rglob("*.java"))
+    _run([javac, "--release", JAVA_RELEASE, "-d", str(classes), *map(str, sources), str(probe)])
+    out = _run([java, "-cp", str(classes), "Messages", *map(str, files)])
+    got = [line for line in out.splitlines() if line.split("\t")[2] in GRAPH_RULES]
+    assert got == want
+
+
+TABLE_PROBE = r"""
+package dev.ptn;
+
+public final class TableProbe {
+  public static void main(String[] args) throws Exception {
+    OperatorTable table = OperatorTable.get();
+    int overloads = 0;
+    for (java.util.Map<String, ?> overload : table.operators.values()) overloads += overload.size();
+    OperatorTable.Schema last = table.lookup(args[0]);
+    System.out.println(overloads + " " + table.refused.size() + " " + last.params.length);
+  }
+}
+"""
+
+
+def test_an_operator_table_five_times_larger_still_fits_the_class_file(
+    jdk: tuple[str, str], tmp_path: Path
+) -> None:
+    """The JVM's limits (65,535 bytes per string constant, 64 KiB of bytecode per method)
+    hold as the table grows: five copies of every overload render, compile and read back."""
+    doc = json.loads((REPO / "schema" / "operators.json").read_text(encoding="utf-8"))
+    copies = [
+        {**op, "name": f"{op['name']}_copy{k}"} for k in range(1, 5) for op in doc["operators"]
+    ]
+    doc["operators"] += copies
+    text = emit_operator_table(json.dumps(doc))
+    assert text.count("private static String part") >= 5  # the bundled table takes 2
+    sources = tmp_path / "src"
+    shutil.copytree(JAVA_DIR / "src" / "main" / "java", sources)
+    (sources / "dev" / "ptn" / "OperatorTableText.java").write_text(text, encoding="utf-8")
+    (sources / "dev" / "ptn" / "TableProbe.java").write_text(TABLE_PROBE, encoding="utf-8")
+    javac, java = jdk
+    classes = tmp_path / "classes"
+    _run([javac, "--release", JAVA_RELEASE, "-d", str(classes), *map(str, sources.rglob("*.java"))])
+    last = copies[-1]
+    target = f"torch.ops.aten.{last['name']}.{last['overload']}"
+    out = _run([java, "-cp", str(classes), "dev.ptn.TableProbe", target])
+    assert out.split() == [
+        str(len(doc["operators"])),
+        str(len(doc["refused"])),
+        str(len(last["params"])),
+    ]
+
+
+def test_the_operator_table_encoding_refuses_what_it_cannot_carry() -> None:
+    """A reason with a tab, or a value with a separator, would change the table's meaning
+    once parsed: the generator stops rather than write it."""
+    doc = json.loads((REPO / "schema" / "operators.json").read_text(encoding="utf-8"))
+    lines = encode_table(json.dumps(doc))
+    assert len(lines) == 1 + len(doc["refused"]) + len(doc["operators"])
+    broken = json.loads(json.dumps(doc))
+    broken["refused"][0]["why"] = "a\tb"
+    with pytest.raises(ValueError, match="one line of ASCII"):
+        encode_table(json.dumps(broken))
+    broken = json.loads(json.dumps(doc))
+    param = next(p for op in broken["operators"] for p in op["params"] if "allowed" in p)
+    param["allowed"] = ["cpu,cuda"]
+    with pytest.raises(ValueError, match="would not survive the encoding"):
+        encode_table(json.dumps(broken))
 
 
 def test_docs_show_the_java_example_and_it_prints_what_they_say(

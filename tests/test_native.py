@@ -3,8 +3,9 @@
 ``native_findings`` may decline a file (None: Python validates it); when it answers, its
 findings must equal those of Python's stages finding for finding: rule, severity, member,
 pointer, message and the count a summary stands for, in the same order. Checked on every
-package vector, fixture and real ExecuTorch export, and on thousands of single edits of
-them (seeded, so a failure replays).
+package vector, fixture and real ExecuTorch export, on thousands of single edits of them,
+and on edits of the real exports' graphs that break every rule of the operator table
+(tests/program_edits.py; seeded, so a failure replays).
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from ptn.testing.fuzz import corpus, mutated
 from ptn.testing.hostile import PROGRAM, metadata_package, package
 from ptn.zip.writer import ZipWriter
 from tests.conftest import REPO, missing_toolchain
+from tests.graphs import call, meta, method, program, tensor
+from tests.program_edits import program_edits
 from tests.zipbytes import cd_entries, patch
 
 CORPUS = sorted(
@@ -151,11 +154,65 @@ def test_single_edits_of_every_fixture(tmp_path: Path) -> None:
     assert answered > 300
 
 
-def test_python_validates_what_needs_aten() -> None:
-    """Deep mode checks call nodes against ATen's schemas in Python: declined there."""
-    data = (REPO / "tests/fixtures/real/mlp.ptn").read_bytes()
-    assert native.native_findings(data, deep=True) is None
-    assert native.native_findings(data, deep=False) is not None
+def test_it_answers_for_real_programs() -> None:
+    """Programs with call nodes are checked natively, against the operator table, in both
+    modes: every real export is answered (and agrees: test_every_vector_and_fixture)."""
+    for path in sorted(REPO.glob("tests/fixtures/real/*.ptn")):
+        for deep in (False, True):
+            assert native.native_findings(path.read_bytes(), deep) is not None, path.name
+
+
+OPERATOR_RULES = {
+    "ptg-unknown-operator",
+    "ptg-operator-schema-mismatch",
+    "ptg-undeclared-mutation",
+    "ptg-buffer-never-written",
+    "ptg-redefined-value",
+}
+
+
+def test_edits_of_real_graphs(tmp_path: Path) -> None:
+    """Retargeted nodes, arguments of every kind, in-place writes, names defined twice...:
+    the operator rules' findings, messages included, are Python's."""
+    edits = program_edits(600, seed=20261206)
+    answered = 0
+    rules: set[str] = set()
+    for name, data in edits.items():
+        path = tmp_path / f"{name}.ptn"
+        path.write_bytes(data)
+        for deep in (False, True):
+            ours = native.native_findings(data, deep)
+            if ours is None:
+                continue
+            answered += 1
+            assert [_key(f) for f in ours] == _python(path, deep), (name, deep)
+            rules.update(f.rule for f in ours)
+        path.unlink()
+    assert answered > 0.95 * 2 * len(edits)  # declined: only unprintable names
+    assert OPERATOR_RULES <= rules
+
+
+def _named(node: str) -> bytes:
+    """A package whose program calls an operator outside the table from node ``node``."""
+    nodes = [call(node, "not_an_op.default", [("self", tensor("x"))])]
+    graph = method("forward", inputs={"x": meta("FLOAT", 2)}, nodes=nodes, returns=[])
+    return package({}, program(graph))
+
+
+def test_names_print_as_pythons_repr_prints_them(tmp_path: Path) -> None:
+    """Python's repr escapes a non-ASCII character that is not printable (U+00A0, U+200B)
+    and keeps a printable one: C++ does the same (the printable table of py_printable.hpp)."""
+    for node, answers in (("naïve", True), ("a\u00a0b", True), ("\u200bx", True)):
+        data = _named(node)
+        path = tmp_path / "named.ptn"
+        path.write_bytes(data)
+        python = _python(path, False)
+        assert [f[0] for f in python] == ["ptg-unknown-operator"]
+        assert f"node {node!r}:" in str(python[0][4])
+        ours = native.native_findings(data, deep=False)
+        assert (ours is not None) == answers, node
+        if ours is not None:
+            assert [_key(f) for f in ours] == python
 
 
 def test_python_validates_what_it_words_otherwise(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -166,8 +223,8 @@ def test_python_validates_what_it_words_otherwise(monkeypatch: pytest.MonkeyPatc
 
     class Buggy:
         @staticmethod
-        def validate(data: bytes, deep: bool) -> tuple[int, list[tuple[object, ...]]]:
-            return 0, [buggy]
+        def validate(data: bytes, deep: bool) -> list[tuple[object, ...]]:
+            return [buggy]
 
     monkeypatch.setattr(native, "_native", Buggy())
     assert native.native_findings(data, False) is None

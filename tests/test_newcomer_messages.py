@@ -85,7 +85,7 @@ def test_writers_warn_of_a_near_name_and_readers_do_not() -> None:
 
 def test_every_metadata_fault_at_once_the_first_as_parse_raises_it() -> None:
     data = b'{"get_max_context_len":"256","x":99999999999999999999999,"get_vocab_siz":3}'
-    metadata, first, found = parse_all(data)
+    metadata, first, found, _ = parse_all(data)
     findings = list(found)
     with pytest.raises(PtnError) as raised:
         ptn.Metadata.parse(data)
@@ -97,11 +97,68 @@ def test_every_metadata_fault_at_once_the_first_as_parse_raises_it() -> None:
     ]
 
 
-def test_cross_field_rules_only_after_the_values_pass() -> None:
-    _, _, found = parse_all(b'{"get_vocab_size":5,"get_bos_id":5,"get_kv_heads":[8]}')
+def test_the_issue_three_fault_document_gets_three_findings() -> None:
+    """spec.md 9.4's example: a wrong type never hides the rules between other names."""
+    data = (
+        b'{"use_kv_cache":1,"get_vocab_size":64,"get_bos_id":999,"get_kv_heads":[8,8],'
+        b'"get_head_dims":[64,64],"get_windows":[0,0,0]}'
+    )
+    _, _, found, _ = parse_all(data)
+    assert [(f.rule, f.pointer) for f in found] == [
+        ("llm-wrong-type", "/use_kv_cache"),
+        ("llm-cache-geometry-length", "/get_windows"),
+        ("llm-token-id-out-of-range", "/get_bos_id"),
+    ]
+
+
+def test_cross_field_rules_compare_the_values_that_pass() -> None:
+    _, _, found, _ = parse_all(b'{"get_vocab_size":5,"get_bos_id":5,"get_kv_heads":[8]}')
     assert [f.rule for f in found] == ["llm-cache-geometry-together", "llm-token-id-out-of-range"]
-    _, _, found = parse_all(b'{"get_vocab_size":5,"get_bos_id":5,"get_kv_heads":"8"}')
-    assert [f.rule for f in found] == ["llm-wrong-type"]
+    # A wrong kind is still present (together), and compared with nothing else here.
+    _, _, found, _ = parse_all(b'{"get_vocab_size":5,"get_bos_id":5,"get_kv_heads":"8"}')
+    assert [f.rule for f in found] == [
+        "llm-wrong-type",
+        "llm-cache-geometry-together",
+        "llm-token-id-out-of-range",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("document", "expected"),
+    [
+        # the bound is broken: no id is compared, said once, at the bound
+        (
+            b'{"get_vocab_size":"64","get_bos_id":999,"get_eos_ids":[1]}',
+            "llm-token-id-out-of-range was not checked for get_vocab_size (llm-wrong-type): "
+            "fix that value and validate again",
+        ),
+        # an id is broken: the other id is still compared (and passes)
+        (
+            b'{"get_vocab_size":64,"get_bos_id":-1,"get_eos_ids":[1]}',
+            "llm-token-id-out-of-range was not checked for get_bos_id "
+            "(llm-value-out-of-range): fix that value and validate again",
+        ),
+        # the count is broken: the lists are still compared with each other
+        (
+            b'{"get_n_caches":2.0,"get_kv_heads":[8],"get_head_dims":[64],"get_windows":[0]}',
+            "llm-cache-geometry-length was not checked for get_n_caches (llm-wrong-type): "
+            "fix that value and validate again",
+        ),
+    ],
+)
+def test_a_rule_a_broken_value_keeps_from_comparing_says_so_once(
+    document: bytes, expected: str
+) -> None:
+    _, _, found, _ = parse_all(document)
+    warnings = [f for f in found if f.rule == "llm-rule-unchecked"]
+    assert [(f.severity, f.member, f.message) for f in warnings] == [
+        ("warning", "metadata.json", expected)
+    ]
+
+
+def test_a_broken_value_compared_with_nothing_is_not_unchecked() -> None:
+    _, _, found, _ = parse_all(b'{"get_bos_id":"1","get_kv_heads":"8"}')
+    assert "llm-rule-unchecked" not in {f.rule for f in found}
 
 
 @pytest.fixture

@@ -39,7 +39,10 @@ HF = HERE / "fixtures" / "hf" / "qwen2-7b.json"
 MANIFEST = json.loads((REAL / "manifest.json").read_text())
 PACKAGES = {p["name"]: p for p in MANIFEST["packages"]}
 UNALIGNED = {"llama_tiny", "mixed_dtype", "qwen2_tiny"}  # st-unaligned-tensor (the README)
-ADVICE = 41  # zip-unaligned-member on every member (35), st-unaligned-tensor (2 x 3 packages)
+ADVICE = 47  # zip-unaligned-member on every member (41), st-unaligned-tensor (2 x 3 packages)
+ZEROED = {"llama_tiny", "nonpersistent_buffer", "qwen2_tiny"}
+"""Exports whose model reads a non-persistent buffer that ExecuTorch exports as zeros and
+no method writes: ptg-buffer-never-written (spec.md section 4.5)."""
 
 
 def _unaligned(name: str) -> set[str]:
@@ -56,7 +59,10 @@ def test_every_real_export_reads_as_its_manifest_says(name: str) -> None:
     entry = PACKAGES[name]
     path = REAL / entry["file"]
     report = ptn.validate(path)
-    assert report.errors == [] and report.warnings == []
+    assert report.errors == []
+    assert [f.rule for f in report.warnings] == (
+        ["ptg-buffer-never-written"] if name in ZEROED else []
+    )
     assert {f.rule for f in report.advice} == _unaligned(name)
     with ptn.load(path) as pkg:
         methods = pkg.methods
@@ -85,23 +91,37 @@ def test_every_real_export_reads_as_its_manifest_says(name: str) -> None:
     assert mutated == entry["mutated_data_keys"]
 
 
-def test_every_real_export_passes_strict_validation() -> None:
+def test_every_real_export_passes_strict_validation_but_for_zeroed_buffers() -> None:
     """Issue 42: ExecuTorch's writer never aligns and its reader copes, so alignment is advice
     (spec.md section 1): ``--strict`` passes every package it wrote, and the summary counts
-    the advice apart from the warnings."""
-    n = len(PACKAGES)
-    result = CliRunner().invoke(cli, ["validate", "--strict", "--json", str(REAL)])
+    the advice apart from the warnings; except the three whose model reads a non-persistent
+    buffer that ExecuTorch exports as zeros (issue 44, ``ptg-buffer-never-written``: the
+    package computes something else than its model), which it warns of, once each."""
+    zeroed = {f"{name}.ptn" for name in ZEROED}
+    clean = [p for p in sorted(REAL.glob("*.ptn")) if p.name not in zeroed]
+    n = len(clean)
+    assert n == len(PACKAGES) - len(zeroed)
+    result = CliRunner().invoke(cli, ["validate", "--strict", "--json", *map(str, clean)])
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
-    assert report["summary"] == {
-        "files": n, "valid": n, "invalid": 0, "unchecked": 0, "errors": 0, "warnings": 0,
-        "advice": ADVICE,
-    }  # fmt: skip
+    assert report["summary"]["warnings"] == report["summary"]["errors"] == 0
+    assert report["summary"]["valid"] == n and report["summary"]["advice"] > 0
     found = {(f["rule"], f["severity"]) for file in report["files"] for f in file["findings"]}
-    assert found == {("zip-unaligned-member", "advice"), ("st-unaligned-tensor", "advice")}
-    text = CliRunner().invoke(cli, ["validate", "--strict", str(REAL)])
-    assert text.exit_code == 0
-    assert f"{n} files: {n} valid, 0 invalid (0 errors, 0 warnings, {ADVICE} advice)" in text.output
+    assert found <= {("zip-unaligned-member", "advice"), ("st-unaligned-tensor", "advice")}
+    result = CliRunner().invoke(cli, ["validate", "--strict", "--json", str(REAL)])
+    assert result.exit_code == 1
+    report = json.loads(result.output)
+    assert report["summary"]["files"] == len(PACKAGES)
+    # --strict reports each warning as an error
+    assert report["summary"]["advice"] == ADVICE and report["summary"]["errors"] == 3
+    assert report["summary"]["invalid"] == 3
+    warned = {
+        Path(file["path"]).name: [f["rule"] for f in file["findings"] if f["severity"] != "advice"]
+        for file in report["files"]
+    }
+    assert {k: v for k, v in warned.items() if v} == {
+        name: ["ptg-buffer-never-written"] for name in zeroed
+    }
 
 
 def test_inspect_lists_the_advice() -> None:
@@ -131,7 +151,6 @@ def _same_content(a: Path, b: Path) -> None:
             )
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(PACKAGES))
 def test_a_repacked_real_export_has_no_finding(tmp_path: Path, name: str) -> None:
     """Members and tensors aligned, program and constants bit-identical; a second repack
@@ -140,7 +159,8 @@ def test_a_repacked_real_export_has_no_finding(tmp_path: Path, name: str) -> Non
     out = tmp_path / "repacked.ptn"
     fixed = ptn.repack(src, out)
     assert {f.rule for f in fixed} == _unaligned(name)
-    assert ptn.validate(out).findings == []
+    kept = ["ptg-buffer-never-written"] if name in ZEROED else []  # a program fault: not repaired
+    assert [f.rule for f in ptn.validate(out).findings] == kept
     _same_content(src, out)
     again = tmp_path / "again.ptn"
     assert ptn.repack(out, again) == []
@@ -193,7 +213,10 @@ def _unchanged(et: SimpleNamespace, original: Path, edited: Path) -> None:
         assert torch.equal(_bytes(other), _bytes(tensor)), key
 
 
-@pytest.mark.slow
+# The packages whose program shows a vocabulary (spec.md 9.8): qwen2-7b's 152064 is not it.
+SHOWS_VOCABULARY = {"gemma3_tiny", "llama_tiny", "mistral_tiny", "qwen2_tiny", "tied_weights"}
+
+
 @pytest.mark.parametrize("name", sorted(PACKAGES))
 def test_executorch_reads_every_edit_of_a_real_export(
     executorch: SimpleNamespace, tmp_path: Path, name: str
@@ -201,19 +224,30 @@ def test_executorch_reads_every_edit_of_a_real_export(
     src = tmp_path / "model.ptn"
     shutil.copy(REAL / PACKAGES[name]["file"], src)
     runner = CliRunner()
+    import_hf = ["metadata", "import-hf", str(HF), str(src), "--max-context-len", "64",
+                 "-o", str(tmp_path / "import-hf.ptn")]  # fmt: skip
+    if name in SHOWS_VOCABULARY:  # refused: nothing is written, unless forced
+        refused = runner.invoke(cli, import_hf)
+        assert refused.exit_code == 1, refused.output
+        assert "llm-vocab-mismatch" in refused.output and "nothing was written" in refused.output
+        assert not (tmp_path / "import-hf.ptn").exists()
+        import_hf.append("--force")
     steps = {
         "set": ["metadata", "set", str(src), "general.name=\"x\"", "-o", str(tmp_path / "set.ptn")],
-        "import-hf": ["metadata", "import-hf", str(HF), str(src), "--max-context-len", "64",
-                      "-o", str(tmp_path / "import-hf.ptn")],
+        "import-hf": import_hf,
         "repack": ["repack", str(src), "-o", str(tmp_path / "repack.ptn")],
     }  # fmt: skip
     for step, args in steps.items():
         result = runner.invoke(cli, args)
         assert result.exit_code == 0, (step, result.output)
         edited = tmp_path / f"{step}.ptn"
-        assert ptn.validate(edited).errors == []
+        errors = {f.rule for f in ptn.validate(edited).errors}
+        if step == "import-hf" and name in SHOWS_VOCABULARY:  # forced: 9.8's errors only
+            assert "llm-vocab-mismatch" in errors and all(r.startswith("llm-") for r in errors)
+        else:
+            assert errors == set()
         _unchanged(executorch, src, edited)
-    with ptn.load(tmp_path / "import-hf.ptn") as pkg:
+    with ptn.load(tmp_path / "import-hf.ptn", strict=False) as pkg:
         assert pkg.metadata_int("get_max_context_len") == 64
 
 
@@ -244,7 +278,6 @@ def lowered(executorch: SimpleNamespace) -> Any:
     return SimpleNamespace(exported=exported, manager=to_native(exported))
 
 
-@pytest.mark.slow
 def test_executorch_save_writes_what_to_native_holds_with_metadata(
     executorch: SimpleNamespace, lowered: Any, tmp_path: Path
 ) -> None:

@@ -20,7 +20,14 @@ def test_schema_passes_the_2020_12_metaschema(name: str) -> None:
 
 def test_every_schema_file_is_bundled() -> None:
     assert sorted(p.name for p in SOURCE_DIR.glob("*.json")) == sorted(FILES.values())
-    assert set(NAMES) == set(FILES) == {*JSON_SCHEMAS, "program-layout"}
+    assert set(NAMES) == set(FILES) == {*JSON_SCHEMAS, "program-layout", "operator-table"}
+
+
+def test_the_operator_table_has_the_shape_its_schema_gives() -> None:
+    table = load_schema("operator-table")
+    jsonschema.Draft202012Validator(load_schema("operators")).validate(table)
+    keys = [(o["name"], o["overload"]) for o in table["operators"]]
+    assert keys == sorted(keys) and len(keys) == len(set(keys))
 
 
 def test_name_pattern_has_no_trailing_newline_hole() -> None:

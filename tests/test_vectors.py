@@ -55,11 +55,16 @@ def test_every_document_rule_of_the_spec_has_a_vector() -> None:
     # writer handed NaN (test_metadata.py), errors of a reading program (§9.5), and of
     # an imported Hugging Face config (§9.7, test_llm.py), and a warning that validation
     # reports but a document's verdict never carries (metadata-near-well-known: the
-    # package vector valid/metadata-near-well-known.ptn, test_package_vectors.py).
+    # package vector valid/metadata-near-well-known.ptn, test_package_vectors.py), likewise
+    # llm-rule-unchecked; and the rules of the metadata against the program (§9.8: the
+    # package vectors llm-*.ptn).
     not_documents = {
         "json-too-large", "metadata-nonfinite-float",
         "metadata-missing-name", "metadata-wrong-kind", "metadata-read-out-of-range",
         "llm-config-invalid", "llm-config-conflict", "metadata-near-well-known",
+        "llm-rule-unchecked", "llm-cache-count-mismatch", "llm-cache-geometry-mismatch",
+        "llm-window-exceeds-cache", "llm-context-exceeds-program",
+        "llm-seq-len-exceeds-program", "llm-vocab-mismatch",
     }  # fmt: skip
     covered = {case["rule"] for case in MANIFEST.values() if case["verdict"] == "invalid"}
     assert rules - not_documents - covered == set()

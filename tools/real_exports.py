@@ -107,6 +107,10 @@ class Entry:
     demonstrates: str
     build: Callable[[], Spec]
     expect_export: bool = True
+    # The well-known metadata an LLM export of this program would carry (spec.md 9.3),
+    # from the model's own configuration: kept in the manifest, since ExecuTorch 1.5.1's
+    # to_native writes none; tests add it to a copy of the package.
+    metadata: dict[str, Any] | None = None
 
 
 def _gen(seed: int) -> torch.Generator:
@@ -578,6 +582,157 @@ def _tiny_llm(kind: str) -> Spec:
     return _single(model, calls, notes=notes)
 
 
+class RMSNorm(nn.Module):
+    """RMS norm written with single-result ops (weight ones at init)."""
+
+    def __init__(self, dim: int, eps: float = 1e-6) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(dim))
+        self.eps = eps
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + self.eps) * self.weight
+
+
+class CachedAttention(nn.Module):
+    """Grouped-query attention over a KV cache of ``length`` positions in two buffers of
+    shape [1, kv_heads, length, head_dim] (ExecuTorch's Llama layout).
+
+    A full cache (``window`` 0) writes position p at slot p; a sliding-window cache, as long
+    as its window, is a ring: position p goes to slot p % window. The cache is updated in
+    place with ``update`` ("index_put": cache[:, :, slots] = k, ExecuTorch's KVCache;
+    "index_copy": cache.index_copy_(2, slots, k), transformers' static cache). Attention
+    reads the whole cache without a mask: these fixtures exercise the cache layout a
+    program shows, not the quality of the model.
+    """
+
+    k_cache: torch.Tensor
+    v_cache: torch.Tensor
+
+    def __init__(
+        self, dim: int, heads: int, kv_heads: int, head_dim: int, length: int, window: int,
+        update: str, persistent: bool,
+    ) -> None:  # fmt: skip
+        super().__init__()
+        self.heads, self.kv_heads, self.head_dim = heads, kv_heads, head_dim
+        self.window, self.update = window, update
+        self.wq = nn.Linear(dim, heads * head_dim, bias=False)
+        self.wk = nn.Linear(dim, kv_heads * head_dim, bias=False)
+        self.wv = nn.Linear(dim, kv_heads * head_dim, bias=False)
+        self.wo = nn.Linear(heads * head_dim, dim, bias=False)
+        shape = (1, kv_heads, length, head_dim)
+        self.register_buffer("k_cache", torch.zeros(shape), persistent=persistent)
+        self.register_buffer("v_cache", torch.zeros(shape), persistent=persistent)
+
+    def forward(self, x: torch.Tensor, input_pos: torch.Tensor) -> torch.Tensor:
+        steps = x.shape[1]
+        q = self.wq(x).view(1, steps, self.heads, self.head_dim).transpose(1, 2)
+        k = self.wk(x).view(1, steps, self.kv_heads, self.head_dim).transpose(1, 2)
+        v = self.wv(x).view(1, steps, self.kv_heads, self.head_dim).transpose(1, 2)
+        slots = input_pos % self.window if self.window else input_pos
+        if self.update == "index_put":
+            self.k_cache[:, :, slots] = k
+            self.v_cache[:, :, slots] = v
+        else:
+            self.k_cache.index_copy_(2, slots, k)
+            self.v_cache.index_copy_(2, slots, v)
+        group = self.heads // self.kv_heads
+        length = self.k_cache.shape[2]
+        keys = self.k_cache[:, :, None].expand(1, self.kv_heads, group, length, self.head_dim)
+        values = self.v_cache[:, :, None].expand(1, self.kv_heads, group, length, self.head_dim)
+        keys = keys.reshape(1, self.heads, length, self.head_dim)
+        values = values.reshape(1, self.heads, length, self.head_dim)
+        scores = torch.softmax(q @ keys.transpose(2, 3) * self.head_dim**-0.5, dim=-1)
+        out = (scores @ values).transpose(1, 2).reshape(1, steps, self.heads * self.head_dim)
+        return self.wo(out)
+
+
+class CachedDecoder(nn.Module):
+    """A tiny decoder-only LM with one KV cache per layer: ``windows[i]`` 0 gives layer i a
+    full cache of ``context`` positions, a window W a sliding-window cache of W positions.
+    Layers are attention only, without norms or MLP (one norm before the head), to keep
+    the program small.
+
+    forward(tokens [1, T], input_pos [T]) -> logits [1, T, vocab], T in 2..``max_step``.
+    """
+
+    def __init__(
+        self, vocab: int, dim: int, heads: int, kv_heads: int, head_dim: int, context: int,
+        windows: Sequence[int], update: str, persistent: bool, tied: bool,
+    ) -> None:  # fmt: skip
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.layers = nn.ModuleList(
+            CachedAttention(dim, heads, kv_heads, head_dim, w or context, w, update, persistent)
+            for w in windows
+        )
+        self.norm = RMSNorm(dim)
+        self.head = nn.Linear(dim, vocab, bias=False)
+        if tied:
+            self.head.weight = self.embed.weight
+
+    def forward(self, tokens: torch.Tensor, input_pos: torch.Tensor) -> torch.Tensor:
+        h = self.embed(tokens)
+        for attention in self.layers:
+            h = h + attention(h, input_pos)
+        return self.head(self.norm(h))
+
+
+def _cached_decoder(seed: int, windows: Sequence[int], **kw: Any) -> Spec:
+    torch.manual_seed(seed)
+    vocab, context, max_step = 32, 16, 4
+    model = CachedDecoder(
+        vocab=vocab, dim=8, heads=2, kv_heads=1, head_dim=4, context=context,
+        windows=windows, **kw,
+    )  # fmt: skip
+
+    def call(k: int, start: int, steps: int) -> tuple[torch.Tensor, ...]:
+        tokens = torch.randint(0, vocab, (1, steps), generator=_gen(seed * 100 + k))
+        return tokens, torch.arange(start, start + steps)
+
+    # A prefill of 3, then steps of 2: the ring caches wrap (positions 4 to 6, window 4).
+    calls = [call(0, 0, 3), call(1, 3, 2), call(2, 5, 2)]
+    # torch.export specialises a step of one token (a guard T != 1): steps are 2 or more.
+    steps = torch.export.Dim("steps", min=2, max=max_step)
+    return _single(
+        model,
+        calls,
+        dynamic_shapes={"forward": ({1: steps}, {0: steps})},
+        notes=[
+            f"caches per layer (windows {list(windows)}: 0 = full history of {context} "
+            "positions, W = a ring of W positions): [1, kv_heads 1, length, head_dim 4]",
+            f"tokens [1, 2..{max_step}] and input_pos [2..{max_step}] share one Dim (a step "
+            "of 1 token would be specialised by torch.export); the "
+            "attention reads the whole cache unmasked (the fixture is about the layout)",
+        ],
+    )
+
+
+# The tiny transformers LLMs take 8 tokens a call and keep no cache: the context is 8.
+_NO_CACHE_METADATA: dict[str, Any] = {
+    "get_vocab_size": 128,
+    "get_max_context_len": 8,
+    "get_max_seq_len": 8,
+    "get_n_layers": 2,
+    "use_kv_cache": False,
+    "enable_dynamic_shape": False,
+    "get_activation_dtype": 6,
+    "get_logits_to_keep_mode": 0,
+}
+_DECODER_METADATA: dict[str, Any] = {
+    "get_vocab_size": 32,
+    "get_max_context_len": 16,
+    "get_max_seq_len": 4,
+    "get_bos_id": 1,
+    "get_eos_ids": [2],
+    "use_kv_cache": True,
+    "use_sdpa_with_kv_cache": False,
+    "enable_dynamic_shape": True,
+    "get_activation_dtype": 6,
+    "get_logits_to_keep_mode": 0,
+}
+
+
 class CNNBatchNorm(nn.Module):
     def __init__(self) -> None:
         super().__init__()
@@ -669,11 +824,41 @@ ENTRIES: list[Entry] = [
         "llama_tiny",
         "transformers LlamaForCausalLM, random tiny config, no cache",
         lambda: _tiny_llm("llama"),
+        metadata={**_NO_CACHE_METADATA, "get_bos_id": 1, "get_eos_ids": [2]},
     ),
     Entry(
         "qwen2_tiny",
         "transformers Qwen2ForCausalLM, random tiny config, tied embeddings, no cache",
         lambda: _tiny_llm("qwen2"),
+        metadata=_NO_CACHE_METADATA,
+    ),
+    Entry(
+        "mistral_tiny",
+        "a Mistral-style decoder: both layers slide a window of 4 over a ring cache of 4 "
+        "positions (non-persistent buffers written with index_put_); steps of 2..4 tokens",
+        lambda: _cached_decoder(21, (4, 4), update="index_put", persistent=False, tied=False),
+        metadata={
+            **_DECODER_METADATA,
+            "get_n_layers": 2,
+            "get_n_caches": 2,
+            "get_kv_heads": [1, 1],
+            "get_head_dims": [4, 4],
+            "get_windows": [4, 4],
+        },
+    ),
+    Entry(
+        "gemma3_tiny",
+        "a Gemma 3-style decoder: local, local, global layers (windows 4, 4 and 0: caches of "
+        "4, 4 and 16 positions, persistent buffers written with index_copy_), tied embeddings",
+        lambda: _cached_decoder(22, (4, 4, 0), update="index_copy", persistent=True, tied=True),
+        metadata={
+            **_DECODER_METADATA,
+            "get_n_layers": 3,
+            "get_n_caches": 3,
+            "get_kv_heads": [1, 1, 1],
+            "get_head_dims": [4, 4, 4],
+            "get_windows": [4, 4, 0],
+        },
     ),
     Entry(
         "torchao_intx_int4",
@@ -1129,6 +1314,16 @@ def run_entry(entry: Entry, out: Path) -> tuple[str, dict]:
     return "ok", manifest
 
 
+def _with_metadata(record: dict) -> dict:
+    """The manifest entry with its ``metadata`` as ENTRIES states it now (for every package,
+    exported in this run or not: metadata is added to a copy, never to the package)."""
+    entry = next(e for e in ENTRIES if e.name == record["name"])
+    record = {k: v for k, v in record.items() if k != "metadata"}
+    if entry.metadata is not None:
+        record["metadata"] = entry.metadata
+    return record
+
+
 def _failure(entry: Entry, e: StageError) -> dict:
     message = str(e.error).strip().splitlines()[0] if str(e.error).strip() else ""
     if len(message) > 400:
@@ -1230,7 +1425,9 @@ def main(argv: list[str] | None = None) -> int:
             "non-persistent buffers zeroed before the first call; output<j> are the user "
             "outputs in order (the program's USER_OUTPUT output_specs)",
         },
-        "packages": sorted(packages.values(), key=lambda p: order.index(p["name"])),
+        "packages": sorted(
+            (_with_metadata(p) for p in packages.values()), key=lambda p: order.index(p["name"])
+        ),
         "not_exported": sorted(failures.values(), key=lambda f: order.index(f["name"])),
     }
     text = json.dumps(manifest, indent=1, sort_keys=False) + "\n"

@@ -1,12 +1,9 @@
 // ptn.package._native: the C++ binding's validator compiled into a Python install, the fast
 // path of validating a small package (ptn/package/native.py says when Python uses it).
 //
-// validate(buffer, deep) -> (call_nodes, findings) on a whole package held in memory:
-// findings are (rule, severity, member, pointer, message, more) tuples in the validator's
-// order; call_nodes counts the program's call nodes (subgraphs included) as
-// ptn.program.calls.call_nodes yields them, or is -1 when the program was not decoded.
-// Python's deep mode checks call nodes against ATen's schemas, which this binding cannot
-// (tools/conformance/capabilities.py), so Python validates those files itself.
+// validate(buffer, deep) -> findings on a whole package held in memory: (rule, severity,
+// member, pointer, message, more) tuples in the validator's order, every rule of the
+// specification checked (the operator rules against the operator table compiled in).
 //
 // The buffer is the caller's bytes (never a mapping, which a file truncated meanwhile would
 // turn into SIGBUS); the GIL is released while the validator runs.
@@ -24,52 +21,10 @@
 
 namespace {
 
-namespace pf = ptn::program::f;
-
-constexpr std::int64_t kCallFunction = ptn::program::enum_value("OpKind", "CALL_FUNCTION");
-
-/// The call nodes of every method's graph and of the subgraphs its nodes pass, counted as
-/// ptn.program.calls.call_nodes yields them. A heap stack of graphs, not the call stack:
-/// nesting is as deep as the file makes it (the verifier bounds the objects, not the depth).
-std::size_t call_nodes(const ptn::program::Decoded& program) {
-  using ptn::program::TableRef;
-  std::size_t count = 0;
-  std::vector<TableRef> graphs;
-  const auto methods = ptn::program::root(program).vec(pf::kProgramMethods);
-  for (std::size_t i = 0; i < methods.size(); ++i) {
-    graphs.push_back(*methods.table(i).child(pf::kMethodGraph));  // required: verified
-  }
-  while (!graphs.empty()) {
-    const TableRef graph = graphs.back();
-    graphs.pop_back();
-    const auto nodes = graph.vec(pf::kGraphNodes);
-    for (std::size_t j = 0; j < nodes.size(); ++j) {
-      const TableRef node = nodes.table(j);
-      if (node.integer(pf::kNodeOpKind) == kCallFunction) ++count;
-      const auto inputs = node.vec(pf::kNodeInputs);
-      for (std::size_t k = 0; k < inputs.size(); ++k) {
-        const TableRef arg = *inputs.table(k).child(pf::kNamedArgumentArg);  // required
-        if (arg.code(pf::kArgumentValueField) != pf::kGraphArgCode) continue;
-        const auto member = arg.member(pf::kArgumentValueField);
-        if (member) graphs.push_back(*member->child(pf::kGraphArgGraph));  // required
-      }
-    }
-  }
-  return count;
-}
-
-struct Outcome {
-  long long call_nodes = -1;
-  std::vector<ptn::Finding> findings;
-};
-
-Outcome run(ptn::ByteSpan bytes, bool deep) {
-  Outcome out;
+std::vector<ptn::Finding> run(ptn::ByteSpan bytes, bool deep) {
   ptn::detail::Parsed<ptn::Schema::Metadata> parsed;
   const ptn::ValidateOptions options{deep, nullptr};
-  out.findings = ptn::detail::Stages<ptn::Schema>(bytes, options, parsed).run();
-  if (parsed.program) out.call_nodes = static_cast<long long>(call_nodes(*parsed.program));
-  return out;
+  return ptn::detail::Stages<ptn::Schema>(bytes, options, parsed).run();
 }
 
 /// Text from the validator: its strings are UTF-8 (names from the file are escaped or
@@ -105,34 +60,34 @@ PyObject* validate(PyObject*, PyObject* args) {
   if (!PyArg_ParseTuple(args, "y*p:validate", &view, &deep)) return nullptr;
   const ptn::ByteSpan bytes{static_cast<const std::uint8_t*>(view.buf),
                             static_cast<std::size_t>(view.len)};
-  Outcome outcome;
+  std::vector<ptn::Finding> findings;
   bool no_memory = false;
   Py_BEGIN_ALLOW_THREADS
   try {
-    outcome = run(bytes, deep != 0);
+    findings = run(bytes, deep != 0);
   } catch (const std::bad_alloc&) {
     no_memory = true;
   }
   Py_END_ALLOW_THREADS
   PyBuffer_Release(&view);
   if (no_memory) return PyErr_NoMemory();
-  PyObject* found = PyList_New(static_cast<Py_ssize_t>(outcome.findings.size()));
+  PyObject* found = PyList_New(static_cast<Py_ssize_t>(findings.size()));
   if (!found) return nullptr;
-  for (std::size_t i = 0; i < outcome.findings.size(); ++i) {
-    PyObject* t = finding_tuple(outcome.findings[i]);
+  for (std::size_t i = 0; i < findings.size(); ++i) {
+    PyObject* t = finding_tuple(findings[i]);
     if (!t) {
       Py_DECREF(found);
       return nullptr;
     }
     PyList_SET_ITEM(found, static_cast<Py_ssize_t>(i), t);
   }
-  return Py_BuildValue("(LN)", outcome.call_nodes, found);
+  return found;
 }
 
 PyMethodDef kMethods[] = {
     {"validate", validate, METH_VARARGS,
-     "validate(buffer, deep) -> (call_nodes, findings): the C++ validator on a package in "
-     "memory (ptn.package.native)"},
+     "validate(buffer, deep) -> findings: the C++ validator on a package in memory "
+     "(ptn.package.native)"},
     {nullptr, nullptr, 0, nullptr},
 };
 

@@ -11,6 +11,7 @@ import json
 import sys
 import warnings
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -231,6 +232,12 @@ def metadata_unset(path: str, names: Sequence[str], output: str | None, **sign: 
     help="KV-cache capacity of the program (default: max_position_embeddings).",
 )
 @click.option(
+    "--force",
+    is_flag=True,
+    help="Write the derived names even where they disagree with the program (each "
+    "disagreement is printed as a warning; the package is then invalid).",
+)
+@click.option(
     "--dry-run", is_flag=True, help="Print the metadata that would be written; write nothing."
 )
 @click.option(
@@ -244,6 +251,7 @@ def metadata_import_hf(
     config: str,
     path: str,
     max_context_len: int | None,
+    force: bool,
     dry_run: bool,
     output: str | None,
     **sign: Any,
@@ -253,6 +261,9 @@ def metadata_import_hf(
     Windows, KV heads and head dims per cache, token ids, vocabulary, context length and
     RoPE facts, by the table in docs/hf-config.md; derived names replace existing ones.
     What cannot be derived is left out with a warning; conflicting fields are an error.
+    The result is checked against the package's program first (spec.md 9.8: its KV
+    caches, vocabulary and input lengths): a disagreement is refused, nothing written
+    (exit 1), unless --force. Exit status: 0 written, 1 refused, 2 I/O problem.
     """
     from ptn.cli.report import safe
     from ptn.metadata.document import Metadata
@@ -263,20 +274,67 @@ def metadata_import_hf(
         derived = checked(config, lambda: from_hf_config(config, max_context_len=max_context_len))
     for warning in caught:
         click.echo(f"warning: {safe(config)}: {safe(str(warning.message))}", err=True)
+    merged, disagreements = _against_program(path, derived)
+    refused = _report_disagreements(path, config, disagreements, force)
+    if dry_run:
+        merged = checked(path, lambda: Metadata(merged).to_dict())
+        click.echo(json.dumps(merged, indent=2, sort_keys=True, ensure_ascii=True))
+    if refused:
+        sys.exit(1)
     if not dry_run:
-        _rewrite(path, output, lambda values: {**values, **derived}, sign)
-        return
-    from ptn.package.edit import metadata_to_edit
-
-    current = open_or_exit(path, metadata_to_edit, strict=False)
-    merged = {**current, **derived}
-    merged = checked(path, lambda: Metadata(merged).to_dict())
-    click.echo(json.dumps(merged, indent=2, sort_keys=True, ensure_ascii=True))
+        tolerate = frozenset(f.rule for f in disagreements if f.severity == "error")
+        _rewrite(path, output, lambda values: {**values, **derived}, sign, tolerate)
 
 
-def _rewrite(path: str, output: str | None, change, sign: dict[str, Any]) -> None:  # type: ignore[no-untyped-def]
+def _against_program(path: str, derived: dict[str, object]):  # type: ignore[no-untyped-def]
+    """The metadata an import would write (the package's, with ``derived`` merged in) and
+    its findings against the package's program (spec.md 9.8)."""
+    from ptn.metadata.near import MetadataNameWarning
+    from ptn.package.edit import metadata_to_edit, program_disagreements
+
+    def check(pkg):  # type: ignore[no-untyped-def]
+        merged = {**metadata_to_edit(pkg), **derived}
+        with warnings.catch_warnings():  # the write itself warns of near-miss names
+            warnings.simplefilter("ignore", MetadataNameWarning)
+            return merged, program_disagreements(pkg, merged)
+
+    return open_or_exit(path, check, strict=False)
+
+
+def _report_disagreements(path: str, config: str, found, force: bool) -> bool:  # type: ignore[no-untyped-def]
+    """Print what the derived metadata breaks of spec.md 9.8 (as warnings when forced);
+    True when that refuses the import."""
+    from ptn.cli.report import count, finding_line, safe
+
+    errors = [f for f in found if f.severity == "error"]
+    for finding in found:
+        shown = replace(finding, severity="warning") if force else finding
+        click.echo(finding_line(path, shown, colour=False), err=True)
+    if not errors:
+        return False
+    if force:
+        click.echo(
+            f"warning: --force: writing {count(len(errors), 'value')} that disagree with the "
+            "program; the package will not validate until they are fixed",
+            err=True,
+        )
+        return False
+    click.echo(
+        f"{safe(path)}: nothing was written: the metadata derived from {safe(config)} "
+        f"disagrees with the program ({count(len(errors), 'error')} above, spec.md 9.8); check "
+        "that the config is this model's and --max-context-len, or pass --force to write "
+        "it anyway",
+        err=True,
+    )
+    return True
+
+
+def _rewrite(  # type: ignore[no-untyped-def]
+    path: str, output: str | None, change, sign: dict[str, Any], tolerate=frozenset()
+) -> None:
     """Run one metadata edit transaction (ptn.package.edit.edit_metadata) and report it;
-    then see to the signature beside what it wrote (``sign``: the --sign-* options)."""
+    then see to the signature beside what it wrote (``sign``: the --sign-* options).
+    ``tolerate``: rules whose errors the result may have (a forced import-hf)."""
     from ptn.cli.report import count
     from ptn.package.edit import edit_metadata
 
@@ -284,7 +342,7 @@ def _rewrite(path: str, output: str | None, change, sign: dict[str, Any]) -> Non
     transaction(
         path,
         output,
-        lambda: edit_metadata(path, change, output),
+        lambda: edit_metadata(path, change, output, tolerate=tolerate),
         lambda new: count(len(new or ()), "metadata name"),
     )
     after_edit(path, output, signer)

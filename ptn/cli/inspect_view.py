@@ -71,6 +71,7 @@ def describe(pkg: Package, *, every_row: bool = True) -> dict[str, Any]:
             }
             for n in ordered
         ],
+        "llm": _llm(pkg, meta),
         "totals": {
             "constants": len(tensors),
             "constant_bytes": rows.owned,
@@ -172,6 +173,29 @@ def _methods(pkg: Package) -> list[dict[str, Any]] | None:
     except PtnError:
         return None
     return [method_json(m) for m in methods]
+
+
+def _llm(pkg: Package, meta: dict[str, Any]) -> list[dict[str, Any]]:
+    """The metadata against the program, side by side (spec.md 9.8), for an LLM package:
+    one whose metadata has a well-known name or whose program shows a KV cache or a
+    vocabulary; [] for any other."""
+    from ptn.metadata.faults import rule_inputs
+    from ptn.package.agreement import side_by_side
+    from ptn.program.llm_facts import LlmFacts, program_facts
+    from ptn.program.read import read_program
+
+    facts = LlmFacts()
+    if not any(f.severity == "error" and f.member == PTG for f in pkg.findings):
+        try:
+            program, _ = read_program(pkg.program)
+        except PtnError:
+            program = None
+        if program is not None:
+            facts = program_facts(program)
+    inputs = rule_inputs(meta)
+    if not (inputs.values or inputs.broken or facts.caches or facts.vocabulary):
+        return []
+    return side_by_side(facts, inputs)
 
 
 def _metadata_values(pkg: Package) -> tuple[dict[str, Any] | None, dict[str, str]]:
@@ -302,6 +326,8 @@ def render(info: dict[str, Any], show_all: bool = False) -> None:
             meta.add_column(col)
         _add_rows(meta, info["metadata"], show_all, _metadata_row)
         console.print(meta)
+    if info["llm"]:
+        console.print(_llm_table(info["llm"]))
     totals = info["totals"]
     console.print(Text(
         f"{count(totals['constants'], 'constant')}, {_size(totals['constant_bytes'])} stored, "
@@ -335,6 +361,27 @@ def _signature_text(sig: dict[str, Any]) -> str:
     if sig["status"] == "unchecked":
         return head + f"not verified {claims}; {NO_TRUST_HINT}"
     return head + sig["status"] + " (the findings say why)"
+
+
+def _llm_table(rows: list[dict[str, Any]]) -> Any:
+    """What the metadata says and what the program shows, side by side (spec.md 9.8)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title="LLM facts: metadata and program", title_justify="left")
+    for col in ("fact", "metadata.json", "program.ptg", "at", "agree"):
+        table.add_column(col)
+    for row in rows:
+        said, shown = row["metadata"], row["program"]
+        agree = {True: "yes", False: f"no: {row['rule']}", None: ""}[row["agrees"]]
+        table.add_row(
+            row["fact"],
+            Text("" if said is None else f"{said['name']} = {json.dumps(said['value'])}"[:200]),
+            "" if shown is None else json.dumps(shown["value"])[:200],
+            Text("" if shown is None else safe(shown["pointer"] or "")),
+            Text(agree, style="bold red" if row["agrees"] is False else ""),
+        )
+    return table
 
 
 def _tensor_text(row: dict[str, Any], name: str) -> str:

@@ -83,8 +83,9 @@ def _holds(path: Path, data: bytes) -> bool:
 @click.command()
 @click.argument("name", type=click.Choice(NAMES), default="metadata")
 def schema(name: str) -> None:
-    """Print a bundled JSON Schema (for check-jsonschema, ajv, IDEs), or program-layout:
-    ptn's description of program.ptg (tables, slots, types, enums, unions)."""
+    """Print a bundled JSON Schema (for check-jsonschema, ajv, IDEs), program-layout:
+    ptn's description of program.ptg (tables, slots, types, enums, unions), or
+    operator-table: the operators a program may call, with their schemas."""
     from ptn.core.resources import schema_text
 
     click.echo(schema_text(name), nl=False)

@@ -17,6 +17,7 @@ import click
 
 from ptn.cli.common import UsageProblem, checked
 from ptn.cli.report import NO_TRUST_HINT
+from ptn.core.names import SIGNATURE_SUFFIX
 
 if TYPE_CHECKING:
     from ptn.signing.trust import Signer, Trust
@@ -106,8 +107,6 @@ def signer_from(
 def signatures_beside(paths: Sequence[str]) -> set[str]:
     """The packages among ``paths`` with a ``PATH.sig`` beside them: each directory is
     listed once (a hook that validates 10^4 files pays no ``stat`` per file)."""
-    from ptn.signing.bundle import SIGNATURE_SUFFIX
-
     listings: dict[str, set[str]] = {}
     found = set()
     for path in paths:
@@ -127,9 +126,11 @@ def check_signatures(
 ) -> dict[str, SignatureCheck]:
     """The signature of each package, checked with ``trust`` (read only where there is
     one and no trust: what it claims is not shown by ``validate``, whose verdict it is not)."""
-    from ptn.signing.verify import check_signature
-
     todo = paths if trust is not None or require else sorted(signatures_beside(paths))
+    if not todo:
+        return {}
+    from ptn.signing.verify import check_signature  # only when there is one to check
+
     out = {}
     for path in todo:
         check = check_signature(

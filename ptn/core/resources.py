@@ -20,12 +20,14 @@ from typing import Any
 _PTN = Path(__file__).resolve().parent.parent
 REPO_ROOT = _PTN.parent
 SOURCE_DIR = REPO_ROOT / "schema"
-JSON_SCHEMAS = ("metadata", "aliases", "safetensors-header", "report", "diff")
+JSON_SCHEMAS = ("metadata", "aliases", "safetensors-header", "report", "diff", "operators")
 """The bundled JSON Schemas (2020-12), each ``schema/<name>.schema.json``."""
 FILES = {
     **{name: f"{name}.schema.json" for name in JSON_SCHEMAS},
     # ptn's description of the program FlatBuffer: not a JSON Schema (ptn.program.layout).
     "program-layout": "program.layout.json",
+    # ptn's operator table (spec.md section 4.5), shaped by operators.schema.json.
+    "operator-table": "operators.json",
 }
 NAMES = tuple(FILES)
 

@@ -7,6 +7,16 @@ slots, stores what it returns, and clears the slots it read for the last time, s
 intermediate tensor lives no longer than in eager PyTorch. Names, operators, argument
 kinds and the torch enums the file writes as strings are all resolved here, once:
 running a method is then a loop over the steps (``Plan.steps``), with no lookup by name.
+
+Two more things are made here. An operator that writes an argument in place (the
+table's ``Tensor(a!)``) is preceded by a step that refuses, when the call runs, a value
+living in a user input the method does not update or in a constant it does not mutate:
+validation refuses such writes by the table's alias sets (``ptg-undeclared-mutation``),
+and this check holds should the table miss an operator that returns its input's storage
+without torch's schema saying so (it marks ``type_as``, ``_unsafe_view`` and ``einsum``).
+And ``Plan.meta_steps`` are
+the same steps with each ``device`` argument turned to torch's meta device, for the
+memory plan (ptn.interop.program_memory).
 """
 
 from __future__ import annotations
@@ -18,6 +28,7 @@ from typing import Any
 from ptn.core.errors import PtnError, pointer
 from ptn.core.names import PTG
 from ptn.interop.dequantize import dequantize
+from ptn.interop.program_memory import Profile, storage_id, tensors_in
 from ptn.interop.run_errors import ProgramError, UnsupportedError
 from ptn.interop.torch_values import device
 from ptn.program.calls import bind, node_error
@@ -47,7 +58,7 @@ from ptn.program.model import (
     TensorListArg,
     TensorMeta,
 )
-from ptn.program.operators import Aten, NodeProblem, Param
+from ptn.program.operators import NodeProblem, Param, Schema, operator_table
 
 _LAYOUT = load_layout()
 _OUT = _LAYOUT.enums["OutputKind"]
@@ -61,6 +72,45 @@ tuple of slots to unpack it into, or None, and the slots to clear afterwards).""
 
 def _as_list(*items: Any) -> list[Any]:
     return list(items)
+
+
+def _skip(*items: Any) -> None:
+    """A write check in the memory plan, where nothing is written."""
+
+
+class ReadOnly:
+    """The storages no node may write in the current call, each with what it is: the
+    constants the method does not mutate (fixed), and the user inputs it does not
+    update (set by each call)."""
+
+    def __init__(self) -> None:
+        self.fixed: dict[int, str] = {}
+        self.inputs: dict[int, str] = {}
+
+    def label(self, sid: int) -> str | None:
+        return self.fixed.get(sid) or self.inputs.get(sid)
+
+
+class _WriteCheck:
+    """The step before an in-place operator: its written arguments' storages must not be
+    read-only; ProgramError naming the node, the argument and the storage otherwise."""
+
+    def __init__(self, torch: Any, read_only: ReadOnly, where: str, params: tuple[str, ...]):
+        self.tensor = torch.Tensor
+        self.read_only = read_only
+        self.where = where
+        self.params = params
+
+    def __call__(self, *values: Any) -> None:
+        for param, value in zip(self.params, values, strict=True):
+            for t in tensors_in(value, self.tensor):
+                label = self.read_only.label(storage_id(t))
+                if label is not None:
+                    raise ProgramError(
+                        f"{self.where} would write its argument {param!r} in place, which "
+                        f"lives in the storage of {label}, and the method does not declare "
+                        "that it changes it; nothing was written"
+                    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +143,18 @@ class Plan:
     """(slot, state tensor) of each BUFFER_MUTATION, in spec order."""
     input_updates: tuple[tuple[int, int], ...]
     """(slot, input position) of each USER_INPUT_MUTATION."""
-    dtypes: dict[int, Any] = field(default_factory=dict)
+    updated_inputs: frozenset[int]
+    """The positions of the inputs that ``input_updates`` write."""
+    meta_steps: list[Step]
+    """``steps`` for the memory plan: devices turned to meta, write checks skipped."""
+    read_only: ReadOnly
+    owned: frozenset[int]
+    """The storages of the template's tensors (constants, state): outputs in them are
+    returned as copies."""
+    profiles: dict[tuple[Any, ...], Profile] = field(default_factory=dict)
+    """The memory plan from step 0 by input signature (most recent last)."""
+    meta_template: tuple[list[Any], set[int]] | None = None
+    """The template as meta tensors, and their storages (ptn.interop.program_memory)."""
 
 
 @dataclass
@@ -102,7 +163,7 @@ class Context:
     by data key and the non-persistent buffers by fqn (created by the first method)."""
 
     torch: Any
-    aten: Aten
+    kernel: Callable[[Schema], Any]
     dtypes: dict[int, Any]
     enums: dict[str, dict[str, Any]]
     constants: Mapping[str, Any]
@@ -118,7 +179,10 @@ class _Compiler:
         self.slots: dict[str, int] = {}
         self.template: list[Any] = []
         self.steps: list[Step] = []
+        self.meta_steps: list[Step] = []
         self.step_nodes: list[int] = []
+        self.read_only = ReadOnly()
+        self.meta_device: int | None = None
         self.quantized: dict[str, Binding] = {}
         self.dequantized: dict[tuple[str, Any], int] = {}
 
@@ -175,6 +239,16 @@ class _Compiler:
             what = f"constant {c.name!r} (data_key {c.data_key!r})"
             if tensor is None:
                 raise ProgramError(f"{self.where()}{what} has no tensor")
+            torch = self.ctx.torch
+            if not isinstance(tensor, torch.Tensor):
+                raise ProgramError(
+                    f"{self.where()}{what} is a {type(tensor).__name__}, not a torch.Tensor"
+                )
+            if tensor.layout != torch.strided:
+                raise ProgramError(
+                    f"{self.where()}{what} is a {tensor.layout} tensor: ptn runs over dense "
+                    "tensors (torch.strided)"
+                )
             if c.meta.quant is not None:
                 if not isinstance(c.meta.quant, AffineGroup):
                     kind = type(c.meta.quant).__name__
@@ -185,6 +259,8 @@ class _Compiler:
                     raise UnsupportedError(f"{self.where()}{what} is quantized and mutated")
                 self.quantized[c.name] = c
             self.define(c.name, tensor)
+            if not c.mutated:
+                self.read_only.fixed[storage_id(tensor)] = what
 
     def buffers(self) -> None:
         torch = self.ctx.torch
@@ -230,21 +306,64 @@ class _Compiler:
                 "(GraphArg): higher-order operators are not supported"
             )
         try:
-            op, schema = self.ctx.aten.resolve(node.target)
+            schema = operator_table().lookup(node.target)
             bound = bind(node, schema)
         except NodeProblem as problem:
             where = pointer("methods", self.index, "graph", "nodes", j, *problem.tokens)
             raise PtnError(
                 problem.rule, node_error(self.method.name, node, problem), member=PTG, pointer=where
             ) from None
+        op = self.ctx.kernel(schema)
         args = tuple(self.operand(j, node, k, p) for k, p in bound.positional)
         kwargs = tuple((p.name, self.operand(j, node, k, p)) for k, p in bound.keywords)
-        self.emit(j, op, args, kwargs, self.results(node))
+        written = [(p.name, a) for a, (_, p) in zip(args, bound.positional, strict=True)]
+        written += [(p.name, s) for (_, s), (_, p) in zip(kwargs, bound.keywords, strict=True)]
+        params = {p.name: p for p in schema.params}
+        written = [(name, slot) for name, slot in written if params[name].write]
+        if written:
+            where = f"{self.where()}node {node.name!r} ({node.target})"
+            check = _WriteCheck(self.ctx.torch, self.read_only, where, tuple(n for n, _ in written))
+            self.emit(j, check, tuple(s for _, s in written), (), None, _skip)
+        meta_args, meta_kwargs = self.on_meta(schema, args, kwargs)
+        store = self.results(node)
+        self.emit(j, op, args, kwargs, store, op, meta_args, meta_kwargs)
+
+    def on_meta(
+        self, schema: Schema, args: tuple[int, ...], kwargs: tuple[tuple[str, int], ...]
+    ) -> tuple[tuple[int, ...], tuple[tuple[str, int], ...]]:
+        """The arguments with ``device`` on the meta device, given or not (a factory)."""
+        names = [p.name for p in schema.params]
+        if "device" not in names:
+            return args, kwargs
+        if self.meta_device is None:
+            self.meta_device = self.slot(self.ctx.torch.device("meta"))
+        at = names.index("device")
+        if at < len(args):
+            return (*args[:at], self.meta_device, *args[at + 1 :]), kwargs
+        kept = tuple((k, s) for k, s in kwargs if k != "device")
+        return args, (*kept, ("device", self.meta_device))
 
     def emit(
-        self, j: int, fn: Callable[..., Any], args: tuple[int, ...], kwargs: Any, store: Any
+        self,
+        j: int,
+        fn: Callable[..., Any],
+        args: tuple[int, ...],
+        kwargs: Any,
+        store: Any,
+        meta_fn: Callable[..., Any] | None = None,
+        meta_args: tuple[int, ...] | None = None,
+        meta_kwargs: Any = None,
     ) -> None:
         self.steps.append((fn, args, kwargs, store, ()))
+        self.meta_steps.append(
+            (
+                meta_fn or fn,
+                args if meta_args is None else meta_args,
+                kwargs if meta_kwargs is None else meta_kwargs,
+                store,
+                (),
+            )
+        )
         self.step_nodes.append(j)
 
     def results(self, node: Node) -> Any:
@@ -351,6 +470,7 @@ class _Compiler:
             found["scale"], found.get("zero point"), dtype, what,
         )  # fmt: skip
         self.dequantized[(c.name, dtype)] = new = self.slot(value)
+        self.read_only.fixed[storage_id(value)] = f"the values of quantized constant {c.name!r}"
         return new
 
     # -- what the method returns ---------------------------------------------------------
@@ -410,12 +530,18 @@ def compile_method(ctx: Context, method: Method, index: int) -> Plan:
         c.node(j, node)
     returned, buffers, updates = c.outputs()
     kept = {r.slot for r in returned} | {s for s, _ in buffers} | {s for s, _ in updates}
-    steps = _with_frees(c.steps, kept)
-    return Plan(method, c.template, inputs, steps, c.step_nodes, returned, buffers, updates)
+    frees = _frees(c.steps, kept)
+    tensor = ctx.torch.Tensor
+    owned = frozenset(storage_id(t) for v in c.template for t in tensors_in(v, tensor))
+    return Plan(
+        method, c.template, inputs, _with(c.steps, frees), c.step_nodes, returned, buffers,
+        updates, frozenset(p for _, p in updates), _with(c.meta_steps, frees), c.read_only,
+        owned,
+    )  # fmt: skip
 
 
-def _with_frees(steps: list[Step], kept: set[int]) -> list[Step]:
-    """Each step with the slots it reads (or writes) for the last time, to clear after it:
+def _frees(steps: list[Step], kept: set[int]) -> list[tuple[int, ...]]:
+    """The slots each step reads (or writes) for the last time, to clear after it:
     values live no longer than they are needed. ``kept``: the slots read at the end."""
     last: dict[int, int] = {}
     for i, (_, args, kwargs, store, _) in enumerate(steps):
@@ -427,7 +553,8 @@ def _with_frees(steps: list[Step], kept: set[int]) -> list[Step]:
     for slot, i in last.items():
         if slot not in kept:
             frees.setdefault(i, []).append(slot)
-    return [
-        (fn, a, kw, st, tuple(sorted(frees.get(i, ()))))
-        for i, (fn, a, kw, st, _) in enumerate(steps)
-    ]
+    return [tuple(sorted(frees.get(i, ()))) for i in range(len(steps))]
+
+
+def _with(steps: list[Step], frees: list[tuple[int, ...]]) -> list[Step]:
+    return [(fn, a, kw, st, free) for (fn, a, kw, st, _), free in zip(steps, frees, strict=True)]

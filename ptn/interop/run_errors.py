@@ -1,9 +1,9 @@
 """The exceptions of running a program (ptn.interop.program_runner).
 
 What is wrong with the file and spec.md names a rule for (an unknown operator, an
-undefined value, an argument the operator does not take) is a ``PtnError`` with that
-rule. Everything else that stops a method is one of these, whose message names the
-method and the node, input or output at fault.
+undefined value, an argument the operator does not take, an undeclared write) is a
+``PtnError`` with that rule. Everything else that stops a method is one of these, whose
+message names the method and the node, input or output at fault.
 """
 
 from __future__ import annotations
@@ -36,6 +36,15 @@ class ProgramError(RunError):
 
 class OperatorError(RunError):
     """An operator raised while a node ran; the operator's own exception is the cause."""
+
+
+class MemoryLimitError(RunError):
+    """Running the method would hold more memory in intermediate tensors than its cap
+    (``max_memory``); raised before the node that would pass it allocates, naming it."""
+
+
+class TimeLimitError(RunError, TimeoutError):
+    """The method ran past its wall-clock limit (``time_limit``), checked between nodes."""
 
 
 class UnsupportedError(RunError, NotImplementedError):

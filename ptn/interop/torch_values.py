@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ptn.interop.run_errors import UnsupportedError
 from ptn.program.calls import DTYPE_NAMES, LAYOUTS, MEMORY_FORMATS
 from ptn.program.layout import load_layout
+from ptn.program.operators import Schema
 
 _SCALAR_TYPE = load_layout().enums["ScalarType"]
 
@@ -71,3 +73,37 @@ def device(torch: Any, text: str) -> Any | None:
     if text == "cpu" or (text.startswith("cpu:") and text[4:].isdigit()):
         return torch.device("cpu")
     return None
+
+
+class Kernels:
+    """torch's kernel (``OpOverload``) of each schema of ptn's operator table, cached.
+
+    Only names the table lists are read, as attributes of ``torch.ops.aten`` and of its
+    operator packet, each result checked to be what it should be: nothing is imported or
+    evaluated by name, and nothing outside the table is ever looked up.
+    """
+
+    def __init__(self, torch: Any) -> None:
+        self._aten = torch.ops.aten
+        self._packet_type = torch._ops.OpOverloadPacket
+        self._overload_type = torch._ops.OpOverload
+        self._version = str(torch.__version__)
+        self._cache: dict[tuple[str, str], Any] = {}
+
+    def __call__(self, schema: Schema) -> Any:
+        key = (schema.name, schema.overload)
+        op = self._cache.get(key)
+        if op is None:
+            packet = getattr(self._aten, schema.name, None)
+            found = (
+                getattr(packet, schema.overload, None)
+                if isinstance(packet, self._packet_type)
+                else None
+            )
+            if not isinstance(found, self._overload_type):
+                raise UnsupportedError(
+                    f"torch {self._version} has no kernel for {schema.qualified}, which ptn's "
+                    "operator table lists"
+                )
+            op = self._cache[key] = found
+        return op

@@ -4,6 +4,6 @@ from typing import Literal
 from typing_extensions import Buffer
 
 # (rule, severity, member, pointer, message, more): ptn.core.errors.Finding's fields.
-_Finding = tuple[str, Literal["error", "warning"], str | None, str | None, str, int]
+_Finding = tuple[str, Literal["error", "warning", "advice"], str | None, str | None, str, int]
 
-def validate(buffer: Buffer, deep: bool, /) -> tuple[int, list[_Finding]]: ...
+def validate(buffer: Buffer, deep: bool, /) -> list[_Finding]: ...

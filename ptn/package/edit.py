@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 from ptn.core.errors import Finding, InvalidPackageError, PtnError
 from ptn.core.names import ALIASES, KNOWN, METADATA, PTG, SAFETENSORS
 from ptn.metadata.document import Metadata
+from ptn.metadata.faults import inputs_of
+from ptn.package.agreement import agreement_findings
 from ptn.package.atomic import EditSource, edit_lock, replace_file
 from ptn.package.read import Package
 from ptn.package.rewrite import (
@@ -31,6 +33,8 @@ from ptn.package.rewrite import (
 from ptn.package.source import FileSource
 from ptn.package.sparse import SparseBuffer, fetch_for_stages
 from ptn.package.validate import check_package
+from ptn.program.llm_facts import program_facts
+from ptn.program.read import read_program
 from ptn.zip import Member
 from ptn.zip.decoy import DecoyScan, scans
 from ptn.zip.inflate import inflate_pieces
@@ -53,6 +57,8 @@ def edit_metadata(
     path: str | os.PathLike[str],
     change: Callable[[dict[str, Any]], Mapping[str, Any] | Metadata | PtnMetadata | None],
     output: str | os.PathLike[str] | None = None,
+    *,
+    tolerate: frozenset[str] = frozenset(),
 ) -> Metadata | None:
     """Edit a package's metadata as one transaction; returns the metadata written.
 
@@ -64,7 +70,9 @@ def edit_metadata(
     file that was read, unchanged; else ``ptn-concurrent-modification`` and nothing
     is written (``zip-crc-mismatch`` for a member that was corrupt already). Edits by
     other ptn processes wait for the lock, so none is lost. The new metadata may
-    be a mapping, a ``Metadata`` or a ``ptn.PtnMetadata``.
+    be a mapping, a ``Metadata`` or a ``ptn.PtnMetadata``. The result must be valid, but
+    for errors of the rules in ``tolerate``: metadata that disagrees with the program
+    (spec.md 9.8) is written only when the user forces it so.
     """
     with (
         edit_lock(path) as source,
@@ -85,8 +93,25 @@ def edit_metadata(
             members,
             before_rename=source.check_unchanged,
             check_result=True,
+            tolerate=tolerate,
         )
     return meta
+
+
+def program_disagreements(pkg: Package, metadata: Mapping[str, Any]) -> list[Finding]:
+    """What ``metadata`` (validated first) would break of spec.md 9.8 in this package: the
+    findings its values would have against the program; none when the program cannot be
+    compared (absent, unreadable, or breaking an error rule of its own)."""
+    values = Metadata(metadata)
+    if any(f.severity == "error" and f.member == PTG for f in pkg.findings):
+        return []
+    try:
+        program, _ = read_program(pkg.program)
+    except PtnError:
+        return []
+    if program is None:
+        return []
+    return agreement_findings(program_facts(program), inputs_of(values))
 
 
 def metadata_to_edit(pkg: Package) -> dict[str, Any]:

@@ -7,11 +7,11 @@ order (tools/conformance and the fuzz replay check it on every vector and fuzzed
 ~35 µs. setup.py compiles it into ``ptn.package._native`` when a C++17 compiler is there;
 without one, or with ``PTN_NATIVE=0`` in the environment, Python validates alone.
 
-Python stays the reference: a file is validated here only when the result is exactly the
-one Python would give, and Python validates it otherwise:
+Every rule is checked there, the program's graphs against ptn's operator table (spec.md
+section 4.5) compiled in from schema/operators.json. Python stays the reference: a file is
+validated here only when the result is exactly the one Python would give, and Python
+validates it otherwise:
 - the package is held in memory (at most ``NATIVE_MAX`` bytes, read once);
-- in deep mode, its program has no call nodes: Python checks those against ATen's schemas
-  (the C++ binding has no operator registry);
 - no finding is ``ptn-internal-error`` (``PYTHON_WORDED``): a bug of the C++ binding.
 
 So every message is Python's, word for word. Each message's fixed words are written in
@@ -60,10 +60,8 @@ def native_findings(data: bytes, deep: bool) -> list[Finding] | None:
     if _native is None or len(data) > NATIVE_MAX:
         return None
     try:
-        call_nodes, found = _native.validate(data, deep)
+        found = _native.validate(data, deep)
     except (MemoryError, ValueError):  # ValueError: a message that is not UTF-8 (a C++ bug)
-        return None
-    if deep and call_nodes > 0:
         return None
     if any(f[0] in PYTHON_WORDED for f in found):
         return None

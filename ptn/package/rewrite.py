@@ -56,6 +56,7 @@ def write_atomically(
     *,
     before_rename: Callable[[], None] | None = None,
     check_result: bool = False,
+    tolerate: frozenset[str] = frozenset(),
 ) -> None:
     """Write members (name, chunks or CopiedData, size or -1), then replace ``path``.
 
@@ -63,13 +64,14 @@ def write_atomically(
     interrupts); ``before_rename`` is its last check. ``check_result``: the new
     file is validated (fast mode) before the rename, and any error leaves
     ``path`` as it was (``InvalidPackageError``): for edits and repairs of
-    packages that were not valid to begin with.
+    packages that were not valid to begin with. Errors of the rules in ``tolerate``
+    do not stop it (a write the user forced).
     """
 
     def write(fd: int) -> None:
         _write_members(fd, members)
         if check_result:
-            check_written(fd, path)
+            check_written(fd, path, tolerate=tolerate)
 
     with write_failed(path, "writing"):
         replace_file(path, write, before_rename=before_rename)
@@ -87,8 +89,15 @@ def _write_members(fd: int, members: list[MemberSource]) -> None:
                 zw.add(name, source, size)
 
 
-def check_written(fd: int, path: str | os.PathLike[str], *, deep: bool = False) -> None:
-    """Validate the file just written to ``fd``; InvalidPackageError if invalid."""
+def check_written(
+    fd: int,
+    path: str | os.PathLike[str],
+    *,
+    deep: bool = False,
+    tolerate: frozenset[str] = frozenset(),
+) -> None:
+    """Validate the file just written to ``fd``; InvalidPackageError if invalid (errors of
+    the rules in ``tolerate`` aside)."""
     mm, view = map_fd(fd, os.fspath(path))
     try:
         findings, _ = check_package(view, deep=deep)
@@ -97,7 +106,7 @@ def check_written(fd: int, path: str | os.PathLike[str], *, deep: bool = False) 
         # close would only delay the unmapping to this return (nothing else holds the view).
         if mm is not None:
             close_mapping(view, mm)
-    errors = [f for f in findings if f.severity == "error"]
+    errors = [f for f in findings if f.severity == "error" and f.rule not in tolerate]
     if errors:
         first = errors[0]
         raise InvalidPackageError(

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Protocol
 
 from ptn.core.errors import PtnIOError
+from ptn.package.lease import LeasedMapping, leased
 
 TAIL = 4096
 """A remote source reads this much of the end of the file when opened: the end records,
@@ -51,6 +53,9 @@ class FileSource:
     def __init__(self, fd: int, name: str) -> None:
         self.fd = fd
         self.name = name
+        self.lease: LeasedMapping | None = None
+        """While ``leased()`` holds one: the file mapped under a read lease, from which
+        streamed pieces are views instead of copies (ptn.package.lease)."""
         try:
             self.size = os.fstat(fd).st_size
         except OSError as exc:
@@ -93,6 +98,17 @@ class FileSource:
             f"{self.name!r} ended at {at} bytes while it was read; it was {self.size} bytes "
             "when opened (another program truncated or replaced it)"
         )
+
+    @contextmanager
+    def leased(self) -> Iterator[None]:
+        """Hold a read lease on the file while the block runs, where one can be had: a
+        whole-file pass (deep validation) then reads a mapping instead of copying."""
+        with leased(self.fd, self.size) as lease:
+            self.lease = lease
+            try:
+                yield
+            finally:
+                self.lease = None
 
     def stream(self, offset: int, length: int) -> Iterator[bytes]:
         """``length`` bytes from ``offset`` in pieces of at most ``STREAM_CHUNK``, each a

@@ -1,11 +1,11 @@
 """Whole-package validation of a buffer: every finding, from the container inwards.
 
 Deep mode (the default of ``validate`` and ``ptn validate``) checks every
-rule, including a streamed CRC-32 of every member, and each call node of the program
-against its operator's schema when torch is installed. Fast mode (``deep=False``,
+rule, including a streamed CRC-32 of every member. Fast mode (``deep=False``,
 ``ptn validate --fast``, and what ``ptn.load`` runs) reads the zip directory,
 the local headers, the safetensors header and the small JSON members; its cost
-does not depend on the size of the constants.
+does not depend on the size of the constants. Both check the program's graphs against
+ptn's operator table (ptn.program.effects), which is data: neither imports torch.
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ from ptn.core.errors import Finding, PtnError, within_budget
 from ptn.core.names import ALIASES, METADATA, PTG, SAFETENSORS
 from ptn.metadata.document import Metadata
 from ptn.metadata.faults import parse_all
+from ptn.package.agreement import agreement_findings
 from ptn.package.members import membership_findings
-from ptn.program.calls import operator_findings
 from ptn.program.constants import Stored, constant_findings
+from ptn.program.llm_facts import program_facts
 from ptn.program.model import Program
 from ptn.program.read import read_program
 from ptn.safetensors.aliases import read_aliases
@@ -57,24 +58,22 @@ def iter_findings(buf: memoryview, deep: bool = False) -> Iterator[Finding]:
     one summary per cut rule): a hostile file cannot make the report grow with it.
     Lazy, so a caller can stop between stages (``validate``'s time limit).
     """
-    return within_budget(_stages(buf, deep, operators=deep))
+    return within_budget(_stages(buf, deep))
 
 
 def check_package(
-    buf: memoryview, deep: bool = False, *, read: ZipRead | None = None, operators: bool = False
+    buf: memoryview, deep: bool = False, *, read: ZipRead | None = None
 ) -> tuple[list[Finding], Parsed]:
     """Every finding (within the budget), and what was parsed on the way.
 
     The budget sees the findings as they come, so memory stays bounded whatever
     the file holds; the stages' return value is caught on the way out. ``read``: what
-    ``read_members(buf)`` returns, when the caller has it already. ``operators``: check
-    the call nodes against ATen's schemas too (it imports torch); ``ptn.load`` and the
-    writers' checks of what they wrote leave it off, validation turns it on with deep.
+    ``read_members(buf)`` returns, when the caller has it already.
     """
     parsed: list[Parsed] = []
 
     def stages() -> Iterator[Finding]:
-        parsed.append((yield from _stages(buf, deep, read=read, operators=operators)))
+        parsed.append((yield from _stages(buf, deep, read=read)))
 
     findings = list(within_budget(stages()))
     return findings, parsed[0]
@@ -89,7 +88,6 @@ def _stages(
     deep: bool,
     whole: bool | None = None,
     read: ZipRead | None = None,
-    operators: bool = False,
 ) -> Generator[Finding, None, Parsed]:
     """Yield the findings of each layer in order; return what was parsed.
 
@@ -97,7 +95,6 @@ def _stages(
     so the header's entries are kept from its one parse (``read_header``); they are kept
     too when the program binds constants, whose entries section 4.3 reads. ``read``:
     ``read_members(buf)``'s result, when the caller read the container already.
-    ``operators``: check the call nodes against ATen's schemas (deep validation).
     """
     try:
         members, found = read_members(buf) if read is None else read
@@ -123,8 +120,10 @@ def _stages(
     aliases_found: list[Finding] = []
     metadata = None
     program = None
+    program_faults = False  # an error of program.ptg: its facts are not compared (9.8)
     if PTG in readable:
         program, ptg_found = read_program(_member_view(buf, readable[PTG]))
+        program_faults = _has_error(ptg_found)
         yield from ptg_found
     binds = program is not None and any(m.constants for m in program.methods)
     if SAFETENSORS in readable:
@@ -153,19 +152,25 @@ def _stages(
             None if ALIASES in unreadable else aliases,
             broken_keys([*header_found, *aliases_found]),
         )
-        yield from constant_findings(program, stored)
-        if operators:
-            yield from operator_findings(program)  # imports torch, if there are call nodes
+        found = constant_findings(program, stored)
+        program_faults = program_faults or _has_error(found)
+        yield from found
     if METADATA in readable:
-        metadata, first, metadata_found = parse_all(_member_view(buf, readable[METADATA]))
+        metadata, first, metadata_found, inputs = parse_all(_member_view(buf, readable[METADATA]))
         if first is not None:
             unreadable[METADATA] = first
         yield from metadata_found
+        if program is not None and not program_faults and inputs is not None:
+            yield from agreement_findings(program_facts(program), inputs)
     if deep:
         yield from _crc_findings(buf, members)
         if tensors:
             yield from bool_findings(_member_view(buf, by_name[SAFETENSORS]), data_start, tensors)
     return Parsed(by_name, tensors, data_start, aliases, metadata, unreadable, program)
+
+
+def _has_error(findings: list[Finding]) -> bool:
+    return any(f.severity == "error" and f.member == PTG for f in findings)
 
 
 # A gap before a tensor leaves the tensor itself readable.

@@ -1,25 +1,23 @@
-"""A call node against its operator's schema (``ptg-operator-schema-mismatch``), and the
-operator rules of deep validation (``operator_findings``).
+"""A call node against its operator's schema (``ptg-operator-schema-mismatch``).
 
 ``bind`` pairs each argument of a node with the schema parameter it names, checks that
-the value is of a kind the parameter's type takes, that every required parameter is
-given, and that the node's outputs fit what the operator returns. It works on plain
-data (``ptn.program.operators.Schema``); the runner (ptn.interop) calls it to plan each
-call, deep validation to check every node. String arguments that stand for torch enums
-are accepted by the names listed here, which the runner maps to torch's objects.
+the value is of a kind the parameter's type takes (and one of the values the table holds
+a few parameters to), that every required parameter is given, and that the node's
+outputs fit what the operator returns. It works on plain data
+(``ptn.program.operators.Schema``); the runner (ptn.interop) calls it to plan each call,
+validation (ptn.program.effects) to check every node. String arguments that stand for
+torch enums are accepted by the names listed here, which the runner maps to torch's
+objects.
 """
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ptn.core.errors import Finding, FindingBudget, pointer
-from ptn.core.names import PTG
 from ptn.program.layout import load_layout
 from ptn.program.model import (
-    CALL_FUNCTION,
     ArgValue,
     BoolArg,
     BoolListArg,
@@ -31,14 +29,13 @@ from ptn.program.model import (
     Node,
     NoneArg,
     OptionalTensorListArg,
-    Program,
     ScalarTypeArg,
     StringArg,
     TensorArg,
     TensorListArg,
     UnknownMember,
 )
-from ptn.program.operators import Aten, NodeProblem, Param, Schema
+from ptn.program.operators import NodeProblem, Param, Schema
 
 _LAYOUT = load_layout()
 _KIND = _LAYOUT.enums["OutputValueKind"]
@@ -76,7 +73,7 @@ DTYPE_NAMES = {
 }
 """A dtype written as a string, by the name torch prints, -> its ScalarType."""
 DEVICE = re.compile(r"(cpu|cuda|mps|xpu|meta)(:[0-9]{1,4})?")
-"""The devices a ``Device`` string may name (the runner itself runs on ``cpu``)."""
+"""The devices a ``Device`` string may name (the table holds every device to ``cpu``)."""
 
 _ENUM_STRINGS: dict[str, tuple[str, ...]] = {
     "Layout": LAYOUTS,
@@ -104,6 +101,7 @@ _LISTS: dict[str, tuple[type, ...]] = {
     "Scalar": (IntListArg, FloatListArg),
 }
 RETURN_KINDS: dict[str, tuple[int, ...]] = {
+    # The output kinds a node may give each type an operator returns.
     "Tensor": (_KIND["TENSOR"],),
     "Tensor?": (_KIND["TENSOR"],),
     "Tensor[]": (_KIND["TENSOR_LIST"],),
@@ -141,7 +139,25 @@ def value_problem(param: Param, value: ArgValue | None) -> str | None:
         return f"is {kind_name(value)}; {param.type} takes " + " or ".join(
             f"a {c.__name__}" for c in allowed
         )
-    return _content_problem(kind, value)
+    problem = _content_problem(kind, value)
+    if problem is None and param.allowed is not None and not _is_allowed(value, param.allowed):
+        listed = " or ".join(json.dumps(v) for v in param.allowed)
+        return f"may only be {listed}: the operator table holds it there to keep the call pure"
+    return problem
+
+
+def _is_allowed(value: ArgValue | None, allowed: tuple[str | float | bool | None, ...]) -> bool:
+    """Whether ``value``, of a kind its parameter takes, is a literal among ``allowed`` (a
+    symbolic one never is; a NoneArg never gets here: an optional parameter takes it)."""
+    if isinstance(value, StringArg):
+        return value.value in allowed
+    if not isinstance(value, IntArg | FloatArg | BoolArg) or value.ref:
+        return False
+    if isinstance(value, BoolArg):
+        return any(v is value.value for v in allowed)
+    return any(
+        isinstance(v, int | float) and not isinstance(v, bool) and v == value.value for v in allowed
+    )
 
 
 def _content_problem(kind: str, value: ArgValue | None) -> str | None:
@@ -241,70 +257,16 @@ def _check_outputs(node: Node, schema: Schema) -> None:
             f"{len(schema.returns)}",
         )
     for o, (out, returned) in enumerate(zip(outs, schema.returns, strict=False)):
-        kinds = RETURN_KINDS.get(returned, ())
+        kinds = RETURN_KINDS.get(returned.type, ())
         if out.kind not in kinds:
             said = _LAYOUT.enum_name("OutputValueKind", out.kind) or f"kind code {out.kind}"
             raise NodeProblem(
                 problem,
                 ("outputs", o, "kind"),
-                f"output {o} is a {said}; {schema.qualified} returns a {returned} there",
+                f"output {o} is a {said}; {schema.qualified} returns a {returned.type} there",
             )
-
-
-def call_nodes(program: Program) -> Iterator[tuple[tuple[str | int, ...], str, Node]]:
-    """(pointer tokens, method name, node) of every call node, subgraphs included."""
-    for i, method in enumerate(program.methods):
-        yield from _graph_calls(method.name, method.graph.nodes, ("methods", i, "graph"))
-
-
-def _graph_calls(
-    method: str, nodes: tuple[Node, ...], base: tuple[str | int, ...]
-) -> Iterator[tuple[tuple[str | int, ...], str, Node]]:
-    for j, node in enumerate(nodes):
-        here = (*base, "nodes", j)
-        if node.op_kind == CALL_FUNCTION:
-            yield here, method, node
-        for k, arg in enumerate(node.inputs):
-            if isinstance(arg.value, GraphArg):
-                inner = (*here, "inputs", k, "arg", "value", "graph")
-                yield from _graph_calls(method, arg.value.graph.nodes, inner)
 
 
 def node_error(method: str, node: Node, problem: NodeProblem) -> str:
     """The message of a finding about ``node``: where, then the problem."""
     return f"method {method!r}, node {node.name!r}: {problem.message}"
-
-
-def operator_findings(program: Program) -> list[Finding]:
-    """Deep validation's operator rules for every call node, in program order; one
-    ``ptg-operators-unchecked`` warning instead when torch cannot be imported."""
-    calls = list(call_nodes(program))
-    if not calls:
-        return []
-    try:
-        aten = Aten()
-    except Exception as err:  # not installed (ImportError), or a torch that fails to import
-        why = "torch is not installed" if isinstance(err, ImportError) else f"torch failed: {err}"
-        return [
-            Finding(
-                "ptg-operators-unchecked",
-                "warning",
-                PTG,
-                None,
-                f"{why}, so the operators and arguments of {len(calls)} call nodes were not "
-                "checked against ATen's schemas (pip install torch to check them)",
-            )
-        ]
-    out = FindingBudget()  # 10^5 nodes naming one unknown operator list 100
-    for tokens, method, node in calls:
-        try:
-            _, schema = aten.resolve(node.target)
-            bind(node, schema)
-        except NodeProblem as problem:
-            if out.room(problem.rule, "error"):
-                where = pointer(*tokens, *problem.tokens)
-                message = node_error(method, node, problem)
-                out.append(Finding(problem.rule, "error", PTG, where, message))
-            else:
-                out.skip(problem.rule, "error")
-    return out.finish()

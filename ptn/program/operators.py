@@ -1,45 +1,32 @@
-"""ATen operators by name, and their schemas: what a call node's target may name.
+"""ptn's operator table: the operators a call node may name, each with its schema as data.
 
-A call node names its operator as ``torch.ops.aten.<operator>.<overload>``. ``Aten``
-resolves such a name in the installed torch without running anything the file
-chooses: the name is parsed by a pattern, looked up in torch's operator registry (a
-name it does not list is refused there, before any attribute is read), and only then
-read as an attribute of ``torch.ops.aten`` and of its operator packet, each result
-checked to be what it should be. Nothing is imported or evaluated by name. The
-schema it returns (``Schema``) is plain data: ``ptn.program.calls`` checks nodes
-against it with no torch in sight.
+``schema/operators.json`` lists the ATen operator overloads a ``.ptn`` program may call
+(spec.md section 4.5): pure tensor computation, each with its parameters (names, types,
+defaults, alias sets, in-place writes, the values a few of them are held to) and its
+returns. It is generated once from torch's registry by ``tools/operator_table.py`` and
+read here as plain data: validation never imports torch, and the runner
+(ptn.interop.program_runner) runs only what this table resolves.
 
-torch is imported when an ``Aten`` is made, never at import of this module: it costs
-about 1.5 s of start-up, paid only by deep validation of a program with call nodes and
-by the runner (ptn.interop.program_runner).
+A call node names its operator as ``torch.ops.aten.<operator>.<overload>``; ``lookup``
+parses the name with a pattern and finds it in the table, or raises ``NodeProblem``
+(``ptg-unknown-operator``) saying why not.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
+
+from ptn.core.resources import schema_text
 
 TARGET = re.compile(r"torch\.ops\.aten\.([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)")
 """A target ptn resolves: namespace aten, an operator and an overload, identifiers each."""
 
 _NAMESPACE = re.compile(r"torch\.ops\.([A-Za-z_][A-Za-z0-9_]*)\.")
-
-# torch's Type.kind() of the schema types a node can give a value for, by ptn's name.
-_BASE_TYPES = {
-    "TensorType": "Tensor",
-    "IntType": "int",
-    "SymIntType": "int",
-    "FloatType": "float",
-    "BoolType": "bool",
-    "NumberType": "Scalar",
-    "StringType": "str",
-    "ScalarTypeType": "ScalarType",
-    "LayoutType": "Layout",
-    "MemoryFormatType": "MemoryFormat",
-    "DeviceObjType": "Device",
-    "GeneratorType": "Generator",
-}
+_SHOWN_OVERLOADS = 8
 
 
 class NodeProblem(Exception):
@@ -56,38 +43,115 @@ class NodeProblem(Exception):
 @dataclass(frozen=True, slots=True)
 class Param:
     """One parameter of a schema: its name, type (``Tensor``, ``int[]``, ``Tensor?[]``,
-    ``ScalarType?``...), keyword-only or not, required (no default) or not, and the
-    size of a sized list (``int[1]``: 1), which also takes a single value."""
+    ``ScalarType?``...), keyword-only or not, required (no default) or not, the size of
+    a sized list (``int[1]``: 1, which also takes a single value), its alias set and
+    whether the operator writes it (``Tensor(a!)``), and the only values it may take."""
 
     name: str
     type: str
     kwarg_only: bool = False
     required: bool = True
     size: int | None = None
+    alias: str | None = None
+    write: bool = False
+    allowed: tuple[str | float | bool | None, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Return:
+    """One value an operator returns: its type, and the alias set of the parameter it
+    views (or, with ``write``, is)."""
+
+    type: str
+    alias: str | None = None
+    write: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class Schema:
-    """An operator overload's signature: ``aten::linear``, ``default``, parameters, return types."""
+    """An operator overload's signature: ``linear``, ``default``, parameters, returns."""
 
     name: str
     overload: str
     params: tuple[Param, ...]
-    returns: tuple[str, ...]
+    returns: tuple[Return, ...]
 
     @property
     def qualified(self) -> str:
         return self.name if self.overload == "default" else f"{self.name}.{self.overload}"
 
 
-def type_name(t: Any) -> str:
-    """ptn's name of a torch schema type (an Argument's ``real_type``): ``Tensor?[]``..."""
-    kind = t.kind()
-    if kind == "OptionalType":
-        return type_name(t.getElementType()) + "?"
-    if kind == "ListType":
-        return type_name(t.getElementType()) + "[]"
-    return _BASE_TYPES.get(kind, str(t))
+def _param(raw: dict[str, Any]) -> Param:
+    allowed = raw.get("allowed")
+    return Param(
+        raw["name"],
+        raw["type"],
+        bool(raw.get("kwarg_only", False)),
+        "default" not in raw,
+        raw.get("size"),
+        raw.get("alias"),
+        bool(raw.get("write", False)),
+        None if allowed is None else tuple(allowed),
+    )
+
+
+def _schema(raw: dict[str, Any]) -> Schema:
+    returns = tuple(
+        Return(r["type"], r.get("alias"), bool(r.get("write", False))) for r in raw["returns"]
+    )
+    return Schema(raw["name"], raw["overload"], tuple(map(_param, raw["params"])), returns)
+
+
+class OperatorTable:
+    """The table as lookups: operator name -> overload name -> ``Schema``."""
+
+    def __init__(self, doc: dict[str, Any]) -> None:
+        self.version: int = doc["version"]
+        self.torch: str = doc["torch"]
+        self.refused: dict[str, str] = {r["name"]: r["why"] for r in doc["refused"]}
+        self.operators: dict[str, dict[str, Schema]] = {}
+        for raw in doc["operators"]:
+            schema = _schema(raw)
+            self.operators.setdefault(schema.name, {})[schema.overload] = schema
+
+    def lookup(self, target: str) -> Schema:
+        """The schema of the overload ``target`` names; NodeProblem
+        (``ptg-unknown-operator``) if the table has no such operator or overload."""
+        name, overload = parse_target(target)
+        overloads = self.operators.get(name)
+        if overloads is None:
+            why = self.refused.get(name)
+            said = (
+                why
+                if why is not None
+                else (
+                    f"version {self.version}, from torch {self.torch}, holds pure tensor "
+                    "computation only"
+                )
+            )
+            raise NodeProblem(
+                "ptg-unknown-operator",
+                ("target",),
+                f"operator {name!r} is not in ptn's operator table ({said})",
+            )
+        schema = overloads.get(overload)
+        if schema is None:
+            names = list(overloads)
+            shown = ", ".join(names[:_SHOWN_OVERLOADS])
+            more = ", ..." if len(names) > _SHOWN_OVERLOADS else ""
+            raise NodeProblem(
+                "ptg-unknown-operator",
+                ("target",),
+                f"operator {name!r} has no overload {overload!r} in ptn's operator table "
+                f"(it has: {shown}{more})",
+            )
+        return schema
+
+
+@cache
+def operator_table() -> OperatorTable:
+    """The bundled table (schema/operators.json), parsed once per process."""
+    return OperatorTable(json.loads(schema_text("operator-table")))
 
 
 def parse_target(target: str) -> tuple[str, str]:
@@ -100,85 +164,9 @@ def parse_target(target: str) -> tuple[str, str]:
         why = "the call node has no target"
     elif (space := _NAMESPACE.match(target)) is not None and space.group(1) != "aten":
         why = (
-            f"target {target!r} is in namespace {space.group(1)!r}: ptn knows ATen's "
-            "operators (torch.ops.aten.<operator>.<overload>) only"
+            f"target {target!r} is in namespace {space.group(1)!r}: ptn's operator table "
+            "holds ATen operators only (torch.ops.aten.<operator>.<overload>)"
         )
     else:
         why = f"target {target!r} is not an ATen operator (torch.ops.aten.<operator>.<overload>)"
     raise NodeProblem("ptg-unknown-operator", ("target",), why)
-
-
-class Aten:
-    """The ATen operators of the installed torch, resolved by target and cached.
-
-    Making one imports torch (ImportError when it is not installed).
-    """
-
-    def __init__(self) -> None:
-        import torch  # deferred on purpose: ~1.5 s of start-up (see the module docstring)
-
-        self.torch_version = str(torch.__version__)
-        self._aten = torch.ops.aten
-        self._schemas_of = torch._C._jit_get_schemas_for_operator
-        self._packet_type = torch._ops.OpOverloadPacket
-        self._overload_type = torch._ops.OpOverload
-        self._cache: dict[str, tuple[Any, Schema] | NodeProblem] = {}
-
-    def resolve(self, target: str) -> tuple[Any, Schema]:
-        """The ``OpOverload`` that ``target`` names and its schema; NodeProblem
-        (``ptg-unknown-operator``) if ATen has no such operator or overload."""
-        hit = self._cache.get(target)
-        if hit is None:
-            try:
-                hit = self._resolve(target)
-            except NodeProblem as problem:
-                hit = problem
-            self._cache[target] = hit
-        if isinstance(hit, NodeProblem):
-            raise hit
-        return hit
-
-    def _resolve(self, target: str) -> tuple[Any, Schema]:
-        name, overload = parse_target(target)
-        registered = self._schemas_of(f"aten::{name}")
-        if not registered:
-            raise NodeProblem(
-                "ptg-unknown-operator",
-                ("target",),
-                f"ATen has no operator {name!r} (torch {self.torch_version})",
-            )
-        overloads = [s.overload_name or "default" for s in registered]
-        if overload not in overloads:
-            shown = ", ".join(overloads[:8]) + (", ..." if len(overloads) > 8 else "")
-            raise NodeProblem(
-                "ptg-unknown-operator",
-                ("target",),
-                f"ATen's {name!r} has no overload {overload!r} (it has: {shown})",
-            )
-        # Both names are registered ATen names now; the isinstance checks make sure the
-        # attributes read are the operator packet and the overload, nothing else of torch.
-        packet = getattr(self._aten, name, None)
-        op = getattr(packet, overload, None) if isinstance(packet, self._packet_type) else None
-        if not isinstance(op, self._overload_type):
-            raise NodeProblem(
-                "ptg-unknown-operator",
-                ("target",),
-                f"torch.ops.aten has no operator overload for {name}.{overload}",
-            )
-        return op, schema_of(op._schema, overload)
-
-
-def schema_of(schema: Any, overload: str) -> Schema:
-    """ptn's ``Schema`` of a torch ``FunctionSchema``."""
-    params = tuple(
-        Param(
-            a.name,
-            type_name(a.real_type),
-            bool(a.kwarg_only),
-            not a.has_default_value(),
-            a.N,
-        )
-        for a in schema.arguments
-    )
-    returns = tuple(type_name(r.real_type) for r in schema.returns)
-    return Schema(schema.name, overload, params, returns)

@@ -4,8 +4,9 @@ The order is the spec's (chapter 4): the envelope (size, identifier, root offset
 runtime's size cap); then the root table's ``version``, since a version ptn does not
 know may lay its tables out otherwise (a warning, and nothing further is read); then
 the whole buffer, verified and decoded in one walk (``ptn.program.verify``); then the
-rules about the methods, and the values each graph uses against those it defines
-(``ptn.program.ssa``). Every fault is a ``Finding``; nothing else is raised.
+rules about the methods, the values each graph uses against those it defines
+(``ptn.program.ssa``), and each call node against ptn's operator table
+(``ptn.program.effects``). Every fault is a ``Finding``; nothing else is raised.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from ptn.core.errors import Finding, FindingBudget, pointer
 from ptn.core.gcpause import gc_paused
 from ptn.core.names import PTG
+from ptn.program.effects import graph_findings
 from ptn.program.envelope import PTG_MAX_BYTES, ptg_findings
 from ptn.program.layout import load_layout
 from ptn.program.model import Program
@@ -52,6 +54,7 @@ def read_program(data: bytes | bytearray | memoryview) -> tuple[Program | None, 
         return None, findings
     findings += method_findings(program)
     findings += undefined_findings(program)
+    findings += graph_findings(program)
     return program, findings
 
 

@@ -1,10 +1,12 @@
-"""``ptg-undefined-value``: every value a graph uses is defined earlier in that graph.
+"""``ptg-undefined-value`` and ``ptg-redefined-value``: every value a graph uses is
+defined earlier in that graph, and no value is defined twice.
 
 A graph's values are named once each (static single assignment), in one namespace per
 graph: its inputs, its nodes' outputs, and in a method's top graph the method's bound
 constants and mutable buffers. A runtime looks each name up as it executes the nodes
 in order, so a name used before (or without) its definition leaves it nothing to
-compute with. No torch needed: every validator checks this, fast and deep.
+compute with, and a name defined twice is one value for one reader and another for the
+next. No torch needed: every validator checks this, fast and deep.
 
 The walk visits each node once per offset that reaches it, which the verifier bounds
 by the size of program.ptg (spec.md, ``ptg-malformed``), and keeps one set of names per
@@ -13,7 +15,7 @@ graph on the way down: linear time, memory bounded by the program.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from ptn.core.errors import Finding, FindingBudget, pointer
 from ptn.core.names import PTG
@@ -68,25 +70,43 @@ def uses(node: Node) -> Iterator[tuple[Tokens, str, str]]:
             yield ("outputs", o, "alias_of"), out.alias_of, f"output {o}'s alias_of"
 
 
-def defines(node: Node) -> Iterator[str]:
-    """The names ``node`` defines: each output's (a tensor list's element names)."""
-    for out in node.outputs:
+def defines(node: Node) -> Iterator[tuple[Tokens, str]]:
+    """(pointer tokens below the node, name) of each value ``node`` defines: each
+    output's (a tensor list's element names). A placeholder's output that bears the
+    placeholder's own name stands for the input, constant or buffer it places."""
+    for o, out in enumerate(node.outputs):
         if out.kind == TENSOR_LIST:
-            yield from out.names
-        elif out.name:
-            yield out.name
+            for m, name in enumerate(out.names):
+                if name:  # an element nothing uses may go unnamed
+                    yield ("outputs", o, "names", m), name
+        elif out.name and not (node.op_kind == PLACEHOLDER and out.name == node.name):
+            yield ("outputs", o, "name"), out.name
 
 
 class _Walk:
     def __init__(self) -> None:
         self.out = FindingBudget()  # 10^5 references to one missing name list 100
 
-    def report(self, tokens: Tokens, message: str) -> None:
-        if self.out.room("ptg-undefined-value", "error"):
-            where = pointer(*tokens)
-            self.out.append(Finding("ptg-undefined-value", "error", PTG, where, message))
+    def report(self, tokens: Tokens, message: str, rule: str = "ptg-undefined-value") -> None:
+        if self.out.room(rule, "error"):
+            self.out.append(Finding(rule, "error", PTG, pointer(*tokens), message))
         else:
-            self.out.skip("ptg-undefined-value", "error")
+            self.out.skip(rule, "error")
+
+    def define(
+        self, method: str, defined: dict[str, str], tokens: Tokens, name: str, what: str
+    ) -> None:
+        """Record that ``what`` defines ``name``, or report what defined it first."""
+        first = defined.get(name)
+        if first is None:
+            defined[name] = what
+        else:
+            self.report(
+                tokens,
+                f"method {method!r}: {what} defines {name!r}, which {first} already defines; "
+                "each value of a graph is named once",
+                "ptg-redefined-value",
+            )
 
     def nodes(
         self,
@@ -94,17 +114,27 @@ class _Walk:
         nodes: tuple[Node, ...],
         outputs: tuple[str, ...],
         base: Tokens,
-        defined: set[str],
-    ) -> set[str]:
+        defined: dict[str, str],
+    ) -> dict[str, str]:
         where = f"method {method!r}"
+        placed: set[str] = set()
         for j, node in enumerate(nodes):
             here = (*base, "nodes", j)
-            if node.op_kind == PLACEHOLDER and node.name not in defined:
-                self.report(
-                    (*here, "name"),
-                    f"{where}: placeholder {node.name!r} names no input, constant or mutable "
-                    "buffer of its graph",
-                )
+            if node.op_kind == PLACEHOLDER:
+                if node.name not in defined:
+                    self.report(
+                        (*here, "name"),
+                        f"{where}: placeholder {node.name!r} names no input, constant or "
+                        "mutable buffer of its graph",
+                    )
+                elif node.name in placed:
+                    self.report(
+                        (*here, "name"),
+                        f"{where}: placeholder {node.name!r} places a value that an earlier "
+                        "placeholder of its graph places: each value of a graph is named once",
+                        "ptg-redefined-value",
+                    )
+                placed.add(node.name)
             for tokens, name, what in uses(node):
                 if name not in defined:
                     self.report(
@@ -116,8 +146,16 @@ class _Walk:
                 if isinstance(arg.value, GraphArg):
                     sub = arg.value.graph
                     inner = (*here, "inputs", k, "arg", "value", "graph")
-                    self.nodes(method, sub.nodes, sub.outputs, inner, set(sub.inputs))
-            defined.update(defines(node))
+                    self.nodes(
+                        method,
+                        sub.nodes,
+                        sub.outputs,
+                        inner,
+                        self.declared(method, inner, [(("inputs",), (), sub.inputs, "input")]),
+                    )
+            what = f"node {node.name!r}"
+            for tokens, name in defines(node):
+                self.define(method, defined, (*here, *tokens), name, what)
         for k, name in enumerate(outputs):
             if name not in defined:
                 self.report(
@@ -127,10 +165,31 @@ class _Walk:
                 )
         return defined
 
+    def declared(
+        self, method: str, base: Tokens, groups: Iterable[tuple[Tokens, Tokens, Iterable[str], str]]
+    ) -> dict[str, str]:
+        """The values a graph starts with, group by group (its inputs; a method's constants
+        and buffers), each named once. A group: the pointer tokens before and after each
+        one's index (below ``base``), the names, and what they are."""
+        defined: dict[str, str] = {}
+        for before, after, names, kind in groups:
+            for k, name in enumerate(names):
+                self.define(method, defined, (*base, *before, k, *after), name, f"{kind} {k}")
+        return defined
+
     def method(self, i: int, method: Method) -> None:
         graph = method.graph
-        defined = {*graph.inputs, *(c.name for c in method.constants)}
-        defined.update(b.name for b in method.mutable_buffers)
+        groups: list[tuple[Tokens, Tokens, Iterable[str], str]] = [
+            (("graph", "inputs"), (), graph.inputs, "input"),
+            (("constants",), ("name",), (c.name for c in method.constants), "constant"),
+            (
+                ("mutable_buffers",),
+                ("name",),
+                (b.name for b in method.mutable_buffers),
+                "mutable buffer",
+            ),
+        ]
+        defined = self.declared(method.name, ("methods", i), groups)
         base: Tokens = ("methods", i, "graph")
         defined = self.nodes(method.name, graph.nodes, graph.outputs, base, defined)
         for k, spec in enumerate(method.output_specs):
@@ -150,7 +209,8 @@ class _Walk:
 
 
 def undefined_findings(program: Program) -> list[Finding]:
-    """``ptg-undefined-value`` for every method, in program order, within the budget."""
+    """``ptg-undefined-value`` and ``ptg-redefined-value`` for every method, in program
+    order (each node: its uses, its subgraphs, then its definitions), within the budget."""
     walk = _Walk()
     for i, method in enumerate(program.methods):
         walk.method(i, method)

@@ -119,7 +119,7 @@ class _BoolScan:
 def sparse_stages(buf: SparseBuffer, deep: bool) -> Generator[Finding, None, Parsed]:
     read = fetch_for_stages(buf)
     # The data rules of deep mode are streamed below; the others run in the stages.
-    parsed = yield from _stages(buf.view, False, whole=deep, read=read, operators=deep)
+    parsed = yield from _stages(buf.view, False, whole=deep, read=read)
     if deep and read is not None and read[0]:
         yield from _streamed_findings(buf, read[0], parsed)
     return parsed

@@ -12,7 +12,7 @@ import signal
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 from ptn.core.buffers import open_regular
 from ptn.core.errors import Finding, PtnError, Report
@@ -106,9 +106,11 @@ def _set_async_exc(ident: int, exc: type[BaseException] | None) -> bool:
 def _findings(
     path: str, deep: bool, stats: TransferStats | None, deadline: float | None
 ) -> Iterator[Iterator[Finding]]:
-    """The findings of a local file or of a URL, both read (never mapped) as the checks
-    need them (``ptn.remote.sparse``): a file truncated meanwhile is an I/O error. A small
-    local file is read once and validated natively when that gives Python's findings."""
+    """The findings of a local file or of a URL, both read as the checks need them
+    (``ptn.remote.sparse``): a file truncated meanwhile is an I/O error. A small local file
+    is read once and validated natively when that gives Python's findings; deep mode reads
+    a large one through a mapping only while a read lease keeps other programs from
+    changing it (``ptn.package.lease``)."""
     # The stages are imported when first needed, for start-up: with the native validator,
     # `ptn validate` of small files never loads them (~40 ms of imports).
     if is_url(path):
@@ -126,10 +128,17 @@ def _findings(
             return
         from ptn.remote.sparse import sparse_findings
 
-        with sparse_findings(source, deep) as stages:
+        lease = source.leased() if deep and source.size >= LEASE_MIN else nullcontext()
+        with lease, sparse_findings(source, deep) as stages:
             yield stages
     finally:
         os.close(fd)
+
+
+LEASE_MIN = 4 << 20
+"""Deep validation of a local file at least this large reads it through a mapping held
+under a read lease (ptn.package.lease), where one can be had: the copy a ``pread`` makes
+costs more than the CRC-32s; below this size it costs under a millisecond."""
 
 
 def _native_findings(source: FileSource, deep: bool) -> list[Finding] | None:

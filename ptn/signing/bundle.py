@@ -18,11 +18,10 @@ from typing import Any, Literal
 
 from ptn.core.buffers import open_regular
 from ptn.core.errors import PtnError
+from ptn.core.names import SIGNATURE_SUFFIX
 
 Method = Literal["public-key", "certificate", "sigstore"]
 
-SIGNATURE_SUFFIX = ".sig"
-"""``model.ptn``'s signature is ``model.ptn.sig`` (spec.md section 12)."""
 MAX_BUNDLE_BYTES = 1 << 20
 """A bundle for one file is a few KiB (a certificate chain included); more is refused."""
 BUNDLE_MEDIA_TYPES = frozenset((

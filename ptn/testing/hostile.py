@@ -229,6 +229,20 @@ def metadata_package(document: bytes) -> bytes:
     return package({"metadata.json": document})
 
 
+def with_metadata(data: bytes, document: bytes) -> bytes:
+    """The package ``data`` (its members read back, written again by ptn's member writer)
+    with ``document`` as its metadata.json, whatever the document says: ``ptn.save`` and
+    the edits refuse metadata that disagrees with the program (spec.md 9.8)."""
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        members = {name: z.read(name) for name in z.namelist()}
+    members["metadata.json"] = document
+    out = io.BytesIO()
+    with ZipWriter(out) as zw:
+        for name, body in members.items():
+            zw.add(name, [body], len(body))
+    return out.getvalue()
+
+
 # -- programs --------------------------------------------------------------------------------
 
 

@@ -181,9 +181,9 @@ def _out_of_range(draw: Callable[..., Any], doc: Doc) -> Doc | None:
     return broken
 
 
-def _rule_breaker(kind: str) -> Breaker:
-    """Break the first x-ptn-rules entry of ``kind`` on an otherwise minimal document."""
-    rule = next(r for r in _SCHEMA["x-ptn-rules"] if r["kind"] == kind)
+def _rule_breaker(rule: dict[str, Any]) -> Breaker:
+    """Break the x-ptn-rules entry ``rule`` on an otherwise minimal document."""
+    kind = rule["kind"]
 
     def breaker(draw: Callable[..., Any], doc: Doc) -> Doc:
         generic = {k: v for k, v in doc.items() if k not in _SCHEMA["properties"]}
@@ -229,7 +229,7 @@ BREAKERS: dict[str, Breaker] = {
     ),
     "llm-wrong-type": _wrong_type,
     "llm-value-out-of-range": _out_of_range,
-    **{r["id"]: _rule_breaker(r["kind"]) for r in _SCHEMA.get("x-ptn-rules", ())},
+    **{r["id"]: _rule_breaker(r) for r in _SCHEMA.get("x-ptn-rules", ())},
 }
 
 

@@ -10,7 +10,8 @@ Layout under generated/cpp/ (users add ``-I generated/cpp/include``, or use CMak
 - ``include/ptn/rules.hpp`` (every rule id of spec.md with its severity) and
   ``include/ptn/package.hpp`` (``ptn::validate``, ``ptn::Package`` bound to those tables):
   rendered by ``tools/codegen/cpp_package.py``, which also renders
-  ``include/ptn/program_layout.hpp`` once ``schema/program.layout.json`` exists;
+  ``include/ptn/program_layout.hpp`` (``schema/program.layout.json``) and
+  ``include/ptn/operator_table.hpp`` (``schema/operators.json``);
 - the other ``include/ptn/*.hpp`` (strict JSON, metadata core, zip reader, safetensors,
   package stages, the optional exception layer), ``conformance_runner.cpp``,
   ``CMakeLists.txt`` and ``cmake/ptnConfig.cmake.in``: the schema-independent runtime,
@@ -71,9 +72,13 @@ CPP_RUNTIME = (
     "include/ptn/program_verify.hpp",
     "include/ptn/program_model.hpp",
     "include/ptn/program_values.hpp",
+    "include/ptn/program_operators.hpp",
+    "include/ptn/program_calls.hpp",
+    "include/ptn/program_effects.hpp",
     "include/ptn/program_read.hpp",
     "include/ptn/program_wide.hpp",
     "include/ptn/program_constants.hpp",
+    "include/ptn/llm_agreement.hpp",
     "include/ptn/package_stages.hpp",
     "include/ptn/package_core.hpp",
     "include/ptn/throwing.hpp",
@@ -99,7 +104,8 @@ CPP_MEMBERS = frozenset(
     from_document load optional_int optional_ints optional_float optional_floats
     optional_str optional_strs optional_bool optional_bools missing read narrow
     check_well_known join check_rule check_together check_equal_length check_less_than
-    entries_ index_ Metadata MetadataBase""".split()
+    present first_not_below unchecked broken_rule rule_inputs faults kUnchecked RuleInputs
+    Broken inputs inputs_of entries_ index_ Metadata MetadataBase""".split()
 )
 
 
@@ -311,6 +317,15 @@ class Metadata : public MetadataBase {{
 
   /// The metadata-near-well-known warnings of these names (spec 9.3).
   std::vector<Finding> warnings() const {{ return near_warnings(schema::metadata_tables()); }}
+
+  /// The well-known values of a document (valid or not), as the rules between names and
+  /// those of the metadata against the program take them (spec 9.4, 9.8).
+  static std::optional<RuleInputs> inputs_of(std::string_view data) {{
+    return rule_inputs(data, schema::metadata_tables());
+  }}
+
+  /// The well-known values of this valid metadata.
+  RuleInputs inputs() const {{ return rule_inputs(schema::metadata_tables()); }}
 
 {chr(10).join(methods)}}};
 

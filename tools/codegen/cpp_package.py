@@ -8,7 +8,9 @@
 - ``include/ptn/program_layout.hpp``: ``schema/program.layout.json``, the description of
   program.ptg, as the constant tables the C++ program stage walks
   (``tools/codegen/cpp_program.py``; the same description drives the Python and
-  TypeScript verifiers, so none of the three can drift).
+  TypeScript verifiers, so none of the three can drift);
+- ``include/ptn/operator_table.hpp``: ``schema/operators.json``, ptn's operator table, as
+  the constant tables the C++ operator rules look up (``tools/codegen/cpp_operators.py``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import re
 from pathlib import Path
 
 from tools.codegen.common import cpp_string, header
+from tools.codegen.cpp_operators import operator_table_header
 from tools.codegen.cpp_program import program_layout_header
 from tools.codegen.rule_ids import rule_headings
 
@@ -130,7 +133,7 @@ inline Result<Report> validate_file(const std::string& path, ValidateOptions opt
 
 def package_outputs(root: Path) -> dict[str, str]:
     """Path relative to generated/ -> text: the rule table, the package binding and, when
-    the schema describes the program, its description."""
+    the schema describes the program, its description, and the operator table."""
     outputs = {
         "cpp/include/ptn/rules.hpp": emit_rules_header(
             (root / "spec.md").read_text(encoding="utf-8")
@@ -139,4 +142,5 @@ def package_outputs(root: Path) -> dict[str, str]:
         + PACKAGE_HEADER,
     }
     outputs["cpp/include/ptn/program_layout.hpp"] = program_layout_header(root)
+    outputs["cpp/include/ptn/operator_table.hpp"] = operator_table_header(root)
     return outputs

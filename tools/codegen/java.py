@@ -8,6 +8,8 @@ Layout under generated/java/ (``mvn package`` builds ``target/ptn-<version>.jar`
 - ``src/main/java/dev/ptn/Rules.java``: every rule id of spec.md with its severity;
 - ``src/main/java/dev/ptn/ProgramLayout.java``: schema/program.layout.json as the tables
   the program stage walks (``tools/codegen/java_program.py``);
+- ``src/main/java/dev/ptn/OperatorTableText.java``: schema/operators.json, ptn's operator
+  table, encoded for the runtime's ``OperatorTable`` (``tools/codegen/java_operators.py``);
 - the other sources, the JUnit tests and ``pom.xml``: the runtime of ``bindings/java/``
   (where it is edited), copied with a DO-NOT-EDIT first line.
 """
@@ -30,6 +32,7 @@ from tools.codegen.common import (
     kind_doc,
     unique_accessors,
 )
+from tools.codegen.java_operators import java_operator_outputs
 from tools.codegen.java_program import java_program_outputs
 from tools.codegen.rule_ids import rule_headings
 from tools.codegen.schema_info import SchemaInfo, WellKnown
@@ -285,4 +288,5 @@ def java_outputs(info: SchemaInfo, root: Path) -> dict[str, str]:
         (root / "spec.md").read_text(encoding="utf-8")
     )
     outputs.update(java_program_outputs(root))
+    outputs.update(java_operator_outputs(root))
     return outputs

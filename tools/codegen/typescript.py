@@ -7,6 +7,9 @@ Layout under generated/typescript/ (``npm ci && npx tsc`` builds ``dist/``):
   ``WellKnownMetadata`` interface; ``src/index.ts``, which re-exports it with the runtime;
 - ``src/program_layout.ts``: schema/program.layout.json as the table the program
   verifier (``program.ts``) walks (tools/codegen/program_layout.py);
+- ``src/operator_table.ts``: schema/operators.json, ptn's operator table, in the compact
+  form the operator rules (``program_operators.ts``) read
+  (tools/codegen/typescript_operators.py);
 - ``src/rules.ts``: every rule id of spec.md with its severity (from the rule headings);
   ``src/package.ts``: ``validatePackage`` and ``inspectPackage`` bound to the generated
   metadata tables and rule table, ``readMetadata`` and ``readPackageMetadata`` to the
@@ -45,6 +48,7 @@ from tools.codegen.common import (
 from tools.codegen.program_layout import program_layout_output
 from tools.codegen.rule_ids import rule_headings
 from tools.codegen.schema_info import SchemaInfo, WellKnown
+from tools.codegen.typescript_operators import operator_table_output
 
 # The runtime of bindings/typescript/ copied with a DO-NOT-EDIT line (tsc reads
 # tsconfig.json with comments); package.json and its lock file are JSON without comments.
@@ -52,6 +56,7 @@ TS_RUNTIME = (
     "src/strict_json.ts",
     "src/metadata_core.ts",
     "src/metadata_faults.ts",
+    "src/llm_agreement.ts",
     "src/globals.d.ts",
     "src/byte_source.ts",
     "src/zip_reader.ts",
@@ -62,6 +67,9 @@ TS_RUNTIME = (
     "src/program_constants.ts",
     "src/program_methods.ts",
     "src/program_values.ts",
+    "src/program_operators.ts",
+    "src/program_calls.ts",
+    "src/program_effects.ts",
     "src/package_api.ts",
     "src/package_core.ts",
     "src/package_metadata.ts",
@@ -267,7 +275,8 @@ PACKAGE_MODULE = """// validatePackage and inspectPackage, bound to the schema a
 // readMetadata and readPackageMetadata, bound to the generated Metadata.
 
 import { Metadata, METADATA_TABLES } from "./metadata.js";
-import { metadataFaults, nearWarnings } from "./metadata_faults.js";
+import { documentInputs, metadataFaults, nearWarnings } from "./metadata_faults.js";
+import { OPERATOR_TABLE } from "./operator_table.js";
 import { packageFunctions } from "./package_core.js";
 import { metadataBytes, PackageMetadata, type PackageInput } from "./package_metadata.js";
 import { PROGRAM_LAYOUT } from "./program_layout.js";
@@ -284,8 +293,10 @@ export const { validatePackage, inspectPackage } = packageFunctions({
   parseMetadata: (bytes) => Metadata.parse(bytes),
   metadataFaults: (bytes, first) => metadataFaults(bytes, METADATA_TABLES, first),
   nearWarnings: (names) => nearWarnings(names, METADATA_TABLES),
+  ruleInputs: (bytes) => documentInputs(bytes, METADATA_TABLES),
   wellKnown: METADATA_TABLES.wellKnown,
   programLayout: PROGRAM_LAYOUT,
+  operatorTable: OPERATOR_TABLE,
 });
 
 /**
@@ -338,8 +349,13 @@ def typescript_outputs(info: SchemaInfo, root: Path) -> dict[str, str]:
         + "export type { BufferRow, ConstantRow, MethodRow, ValueRow } "
         + 'from "./program_methods.js";\n'
         + 'export { PROGRAM_LAYOUT } from "./program_layout.js";\n'
+        + 'export { OperatorTable, operatorTable } from "./program_operators.js";\n'
+        + "export type { AllowedValue, OperatorTableSource, Param as OperatorParam, "
+        + 'Return as OperatorReturn, Schema as OperatorSchema } from "./program_operators.js";\n'
+        + 'export { OPERATOR_TABLE } from "./operator_table.js";\n'
     )
     outputs["typescript/src/program_layout.ts"] = program_layout_output(root)
+    outputs["typescript/src/operator_table.ts"] = operator_table_output(root)
     outputs["typescript/src/rules.ts"] = emit_rules_module(
         (root / "spec.md").read_text(encoding="utf-8")
     )

@@ -8,6 +8,7 @@ targeted byte edit, at a place the verifier's own walk locates.
 
 from __future__ import annotations
 
+import copy
 import struct
 import tempfile
 from pathlib import Path
@@ -212,3 +213,121 @@ def schema_mismatch() -> bytes:
         _first_linear(plain)["inputs"][1]["name"] = "bogus"
 
     return _edited_real("mlp", edit)
+
+
+def retarget(target: str) -> bytes:
+    """mlp.ptn whose first linear names ``target`` (its arguments unchanged)."""
+
+    def edit(plain: dict[str, Any]) -> None:
+        _first_linear(plain)["target"] = target
+
+    return _edited_real("mlp", edit)
+
+
+def _node(plain: dict[str, Any], target: str) -> dict[str, Any]:
+    nodes = plain["methods"][0]["graph"]["nodes"]
+    node: dict[str, Any] = next(n for n in nodes if n.get("target") == target)
+    return node
+
+
+def device_not_cpu() -> bytes:
+    """kv_cache.ptn whose full_like asks for device 'cuda'."""
+
+    def edit(plain: dict[str, Any]) -> None:
+        node = _node(plain, "torch.ops.aten.full_like.default")
+        (device,) = [a for a in node["inputs"] if a["name"] == "device"]
+        device["arg"]["value"] = ("StringArg", {"value": "cuda"})
+
+    return _edited_real("kv_cache", edit)
+
+
+def redefined_value() -> bytes:
+    """mlp.ptn with its first linear listed twice: its output is defined twice."""
+
+    def edit(plain: dict[str, Any]) -> None:
+        nodes = plain["methods"][0]["graph"]["nodes"]
+        first = _first_linear(plain)
+        nodes.insert(nodes.index(first) + 1, copy.deepcopy(first))
+
+    return _edited_real("mlp", edit)
+
+
+def in_place_on_constant() -> bytes:
+    """cnn.ptn whose relu_ writes the convolution's weight, a constant not mutated."""
+
+    def edit(plain: dict[str, Any]) -> None:
+        node = _node(plain, "torch.ops.aten.relu_.default")
+        weight = _node(plain, "torch.ops.aten.convolution.default")["inputs"][1]
+        node["inputs"][0]["arg"]["value"] = copy.deepcopy(weight["arg"]["value"])
+
+    return _edited_real("cnn", edit)
+
+
+def in_place_on_input() -> bytes:
+    """kv_cache.ptn whose index_put_ writes the user input x instead of its cache."""
+
+    def edit(plain: dict[str, Any]) -> None:
+        node = _node(plain, "torch.ops.aten.index_put_.default")
+        node["inputs"][0]["arg"]["value"] = ("TensorArg", {"name": "x"})
+        node["outputs"][0]["alias_of"] = "x"
+
+    return _edited_real("kv_cache", edit)
+
+
+def unwritten_buffer() -> bytes:
+    """nonpersistent_buffer.ptn as ExecuTorch wrote it: buffer offset is read, never written."""
+    return real("nonpersistent_buffer")
+
+
+def _one(dtype: str = "FLOAT") -> dict[str, Any]:
+    return {"dtype": dtype, "sizes": [{"min": 1, "max": 1}], "dim_order": [0]}
+
+
+def _method(name: str, nodes: list[dict[str, Any]], specs: list[tuple[str, str, str]],
+            buffers: tuple[str, ...] = ()) -> dict[str, Any]:  # fmt: skip
+    """A method of input x [1] and non-persistent buffers ``buffers`` (name b_<fqn>)."""
+    held = ["x", *(f"b_{fqn}" for fqn in buffers)]
+    places = [{"name": n, "op_kind": "PLACEHOLDER", "outputs": [{"name": n}]} for n in held]
+    out = {
+        "name": "output",
+        "op_kind": "OUTPUT",
+        "inputs": [{"arg": {"value": ("TensorArg", {"name": n})}} for n, _, _ in specs],
+    }
+    return {
+        "name": name,
+        "graph": {
+            "nodes": [*places, *nodes, out],
+            "inputs": ["x"],
+            "outputs": [n for n, _, _ in specs],
+            "tensor_values": [{"name": n, "meta": _one()} for n in held],
+        },
+        "output_specs": [{"name": n, "kind": k, "target": t} for n, k, t in specs],
+        "mutable_buffers": [{"name": f"b_{fqn}", "fqn": fqn} for fqn in buffers],
+    }
+
+
+def _call(name: str, op: str, args: list[tuple[str, str]], **out: Any) -> dict[str, Any]:
+    return {
+        "name": name,
+        "target": f"torch.ops.aten.{op}",
+        "inputs": [{"name": k, "arg": {"value": ("TensorArg", {"name": v})}} for k, v in args],
+        "outputs": [{"name": name, **out}],
+    }
+
+
+def buffer_written_by_an_earlier_method() -> bytes:
+    """reset() updates buffer 'scale' by an output spec; forward(), after it, reads it."""
+    reset = _method("reset", [], [("x", "BUFFER_MUTATION", "scale")])
+    read = _call("y", "mul.Tensor", [("self", "x"), ("other", "b_scale")])
+    forward = _method("forward", [read], [("y", "USER_OUTPUT", "")], buffers=("scale",))
+    return with_program(build_program({"version": "1", "methods": [reset, forward]}))
+
+
+def unnamed_list_elements() -> bytes:
+    """Two unbinds whose unused elements are unnamed (''): nothing is defined twice."""
+    nodes = [
+        _call("a", "unbind.int", [("self", "x")], kind="TENSOR_LIST", names=["a0", ""]),
+        _call("b", "unbind.int", [("self", "x")], kind="TENSOR_LIST", names=["", "b1"]),
+    ]
+    forward = _method("forward", nodes, [("a0", "USER_OUTPUT", "")])
+    return with_program(build_program({"version": "1", "methods": [forward]}))

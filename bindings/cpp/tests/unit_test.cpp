@@ -1,11 +1,13 @@
 // Self-checks of the C++ binding that a differential test against Python cannot make:
 // bounded recursion on a small thread stack (JSON, and the program verifier on the
-// deep-12.ptg and deep-13.ptg of DIRECTORY: subgraphs 12 and 13 levels down), the
-// ptg-undefined-value findings of the undefined-*.ptg of DIRECTORY (by pointer and
-// message, subgraphs 11 levels down on the small stack, the budget), the CRC-32
-// against known values, the wide integers of packed sizes, opening a caller's buffer, the
-// methods of PACKAGE, I/O errors as values. Built -fno-exceptions -fno-rtti under ASan and
-// UBSan by tests/test_cpp_package.py:  unit_test PACKAGE.ptn DIRECTORY
+// deep-12.ptg and deep-13.ptg of DIRECTORY: subgraphs 12 and 13 levels down, each level's
+// call node checked against the operator table), the ptg-undefined-value findings of the
+// undefined-*.ptg of DIRECTORY (by pointer and message, subgraphs 11 levels down on the
+// small stack, the budget), the operator rules and ptg-redefined-value on operator-*.ptg
+// and redefined.ptg (by pointer and message), the operator table's order and lookups, the
+// CRC-32 against known values, the wide integers of packed sizes, opening a caller's
+// buffer, the methods of PACKAGE, I/O errors as values. Built -fno-exceptions -fno-rtti
+// under ASan and UBSan by tests/test_cpp_package.py:  unit_test PACKAGE.ptn DIRECTORY
 #include <pthread.h>
 
 #include <cstdint>
@@ -62,7 +64,17 @@ void* deep_programs(void* arg) {
     if (!file) continue;
     const ptn::program::ProgramRead read = ptn::program::read_program(file->bytes());
     if (depth == 12) {
-      CHECK(read.program.has_value() && read.findings.empty());
+      // Decoded, and each level's torch.ops.higher_order.cond found in no table, the
+      // deepest last (the operator rules walk subgraphs on a heap stack too).
+      CHECK(read.program.has_value() && read.findings.size() == 12);
+      for (const ptn::Finding& f : read.findings) CHECK(f.rule == "ptg-unknown-operator");
+      std::string deepest = "/methods/0/graph";
+      for (int level = 0; level < 11; ++level) deepest += "/nodes/0/inputs/0/arg/value/graph";
+      CHECK(read.findings.back().pointer == deepest + "/nodes/0/target");
+      CHECK(read.findings.back().message ==
+            "method 'forward', node 'cond0': target 'torch.ops.higher_order.cond' is in "
+            "namespace 'higher_order': ptn's operator table holds ATen operators only "
+            "(torch.ops.aten.<operator>.<overload>)");
       if (read.program) CHECK(ptn::program::methods(*read.program).size() == 1);
     } else {
       CHECK(!read.program && read.findings.size() == 1);
@@ -75,9 +87,10 @@ void* deep_programs(void* arg) {
 
 using Found = std::vector<std::pair<std::string, std::string>>;
 
-/// The (pointer, message) of each finding read_program gives for DIRECTORY/NAME.ptg, which
-/// must all be ptg-undefined-value; `more` the count of its summary (0: none).
-Found undefined(const std::string& directory, const char* name, std::size_t* more = nullptr) {
+/// The (pointer, message) of each finding of `rule` that read_program gives for
+/// DIRECTORY/NAME.ptg; `more` the count of its summary (0: none).
+Found findings_of(const char* rule, const std::string& directory, const char* name,
+                  std::size_t* more = nullptr) {
   Found out;
   const auto file = ptn::MappedFile::open(directory + "/" + name + ".ptg");
   CHECK(file.ok());
@@ -85,7 +98,9 @@ Found undefined(const std::string& directory, const char* name, std::size_t* mor
   const ptn::program::ProgramRead read = ptn::program::read_program(file->bytes());
   CHECK(read.program.has_value());
   for (const ptn::Finding& f : read.findings) {
-    CHECK(f.rule == "ptg-undefined-value" && f.severity == ptn::Severity::Error);
+    if (f.rule != rule) continue;
+    CHECK(f.severity == (f.rule == "ptg-buffer-never-written" ? ptn::Severity::Warning
+                                                               : ptn::Severity::Error));
     if (f.more) {
       CHECK(more != nullptr && !f.pointer);
       if (more) *more = f.more;
@@ -94,6 +109,10 @@ Found undefined(const std::string& directory, const char* name, std::size_t* mor
     out.emplace_back(f.pointer.value_or("(none)"), f.message);
   }
   return out;
+}
+
+Found undefined(const std::string& directory, const char* name, std::size_t* more = nullptr) {
+  return findings_of("ptg-undefined-value", directory, name, more);
 }
 
 std::string used(const char* node, const std::string& what, const char* name) {
@@ -161,6 +180,143 @@ void* undefined_values(void* arg) {
                                         used("n99", "argument 'self'", "'missing'")));
   }
   return nullptr;
+}
+
+/// The operator rules (spec section 4.5) on operator-calls.ptg, each kind of problem once:
+/// operators outside the table (unknown, refused, another namespace, no operator at all,
+/// an overload the table leaves out), arguments that do not bind (a name, a held value,
+/// a position), in-place writes of a constant and of a view of a user input (not of a
+/// mutated input, a buffer or a mutated constant), a subgraph's node, and the buffer read
+/// and never written; then 10^4 unknown operators listing 100.
+void* operator_rules(void* arg) {
+  const std::string dir = static_cast<const char*>(arg);
+  const std::string nodes = "/methods/0/graph/nodes/";
+  const auto at = [](const char* node, const std::string& message) {
+    return std::string("method 'forward', node '") + node + "': " + message;
+  };
+  const std::string only_aten =
+      ": ptn's operator table holds ATen operators only (torch.ops.aten.<operator>.<overload>)";
+  CHECK(findings_of("ptg-unknown-operator", dir, "operator-calls") ==
+        (Found{
+            {nodes + "6/target",
+             at("a", "operator 'not_an_op' is not in ptn's operator table (version 1, from torch "
+                     "2.13.0, holds pure tensor computation only)")},
+            {nodes + "7/target", at("b", "operator 'from_file' is not in ptn's operator table (it "
+                                         "reads and writes files of the host)")},
+            {nodes + "8/target", at("c", "target 'torch.ops.torchvision.nms.default' is in "
+                                         "namespace 'torchvision'" + only_aten)},
+            {nodes + "9/target", at("d", "target \"it's.eval\" is not an ATen operator "
+                                         "(torch.ops.aten.<operator>.<overload>)")},
+            {nodes + "10/target", at("e", "operator 'linear' has no overload 'out' in ptn's "
+                                          "operator table (it has: default)")},
+            {nodes + "21/target", at("cond", "target 'torch.ops.higher_order.cond' is in "
+                                             "namespace 'higher_order'" + only_aten)},
+        }));
+  CHECK(findings_of("ptg-operator-schema-mismatch", dir, "operator-calls") ==
+        (Found{
+            {nodes + "11/inputs/1/name",
+             at("f", "linear has no argument 'bogus' (its arguments: input, weight, bias)")},
+            {nodes + "12/inputs/2/arg/value",
+             at("g", "argument 'device' may only be \"cpu\" or null: the operator table holds "
+                     "it there to keep the call pure")},
+            {nodes + "13/inputs/2", at("h", "argument 2 is positional but follows named ones")},
+            {nodes + "21/inputs/0/arg/value/graph/nodes/0/inputs/0/name",
+             at("inner", "neg has no argument 'bogus' (its arguments: self)")},
+        }));
+  CHECK(findings_of("ptg-undeclared-mutation", dir, "operator-calls") ==
+        (Found{
+            {nodes + "14/inputs/0/arg/value",
+             at("i", "fill_.Scalar writes its argument 'self' in place, and 'p_w' is constant "
+                     "'p_w' (data key 'w') or a view of it, which the method does not declare "
+                     "as state (the method binds it with mutated = false)")},
+            {nodes + "16/inputs/0/arg/value",
+             at("j", "add_.Tensor writes its argument 'self' in place, and 'v' is user input "
+                     "'y' or a view of it, which the method does not declare as state (no "
+                     "USER_INPUT_MUTATION output spec of the method updates it)")},
+        }));
+  CHECK(findings_of("ptg-buffer-never-written", dir, "operator-calls") ==
+        (Found{
+            {"/methods/0/mutable_buffers/1",
+             "method 'forward': non-persistent buffer 'b_scale' (fqn 'scale') is read, and no "
+             "method writes it: a runtime zero-initialises it, so every read sees zeros, "
+             "whatever it held when the model was exported"},
+        }));
+  std::size_t more = 0;
+  const Found many = findings_of("ptg-unknown-operator", dir, "operator-many", &more);
+  CHECK(many.size() == 100 && more == 9900);
+  if (!many.empty()) {
+    CHECK(many.back() == std::make_pair(nodes + "100/target",
+                                        at("n99", "operator 'nope' is not in ptn's operator "
+                                                  "table (version 1, from torch 2.13.0, holds "
+                                                  "pure tensor computation only)")));
+  }
+  return nullptr;
+}
+
+/// ptg-redefined-value: an input, a constant and a buffer named as an earlier value, a
+/// placeholder twice, a node's output and a tensor list's element named twice, a
+/// subgraph's inputs (its own namespace).
+void redefined_values(const char* dir) {
+  const std::string m = "/methods/0/";
+  const auto twice = [](const char* what, const char* name, const char* first) {
+    return std::string("method 'forward': ") + what + " defines '" + name + "', which " + first +
+           " already defines; each value of a graph is named once";
+  };
+  const auto placed = [](const char* name) {
+    return std::string("method 'forward': placeholder '") + name +
+           "' places a value that an earlier placeholder of its graph places: each value of "
+           "a graph is named once";
+  };
+  CHECK(findings_of("ptg-redefined-value", dir, "redefined") ==
+        (Found{
+            {m + "graph/inputs/1", twice("input 1", "x", "input 0")},
+            {m + "constants/1/name", twice("constant 1", "x", "input 0")},
+            {m + "mutable_buffers/0/name", twice("mutable buffer 0", "p_w", "constant 0")},
+            {m + "graph/nodes/1/name", placed("x")},
+            {m + "graph/nodes/3/name", placed("x")},
+            {m + "graph/nodes/4/name", placed("p_w")},
+            {m + "graph/nodes/5/outputs/0/name", twice("node 'n1'", "p_w", "constant 0")},
+            {m + "graph/nodes/6/outputs/0/names/1", twice("node 'n2'", "t", "node 'n2'")},
+            {m + "graph/nodes/7/inputs/0/arg/value/graph/inputs/1",
+             twice("input 1", "a", "input 0")},
+        }));
+}
+
+/// The generated table is sorted where the lookups binary-search it, its spans tile the
+/// overloads, and no refused operator is in it; lookups find what it lists.
+void operator_table() {
+  namespace ops = ptn::operators;
+  std::size_t next = 0;
+  for (std::size_t i = 0; i < sizeof ops::kOperators / sizeof ops::kOperators[0]; ++i) {
+    const ops::Operator& op = ops::kOperators[i];
+    CHECK(i == 0 || ops::kOperators[i - 1].name < op.name);
+    CHECK(op.first == next && op.count > 0);
+    for (std::size_t k = op.first; k < std::size_t{op.first} + op.count; ++k) {
+      CHECK(ops::kSchemas[k].name == op.name);
+      CHECK(k == op.first || ops::kSchemas[k - 1].overload < ops::kSchemas[k].overload);
+    }
+    next = std::size_t{op.first} + op.count;
+  }
+  CHECK(next == sizeof ops::kSchemas / sizeof ops::kSchemas[0]);
+  for (std::size_t i = 0; i < sizeof ops::kRefused / sizeof ops::kRefused[0]; ++i) {
+    CHECK(i == 0 || ops::kRefused[i - 1].name < ops::kRefused[i].name);
+    ptn::program::NodeProblem problem;
+    const std::string target = "torch.ops.aten." + std::string(ops::kRefused[i].name) + ".default";
+    CHECK(ptn::program::lookup_operator(target, problem) == nullptr);
+    CHECK(problem.message.find(std::string(ops::kRefused[i].why)) != std::string::npos);
+  }
+  for (const ops::Schema& s : ops::kSchemas) {
+    ptn::program::NodeProblem problem;
+    const std::string target =
+        "torch.ops.aten." + std::string(s.name) + "." + std::string(s.overload);
+    CHECK(ptn::program::lookup_operator(target, problem) == &s);
+  }
+  ptn::program::NodeProblem problem;
+  for (const char* target : {"", "torch.ops.aten.add", "torch.ops.aten.add.Tensor.x",
+                             "torch.ops.aten.1add.default", "torch.ops.aten.add.", "add"}) {
+    CHECK(ptn::program::lookup_operator(target, problem) == nullptr);
+    CHECK(problem.rule == std::string("ptg-unknown-operator") && problem.below == "/target");
+  }
 }
 
 void small_stack(void* (*body)(void*), const char* arg) {
@@ -327,6 +483,9 @@ int main(int argc, char** argv) {
   small_stack(nested, nullptr);
   small_stack(deep_programs, argv[2]);
   small_stack(undefined_values, argv[2]);
+  small_stack(operator_rules, argv[2]);
+  redefined_values(argv[2]);
+  operator_table();
   crc();
   sha256();
   wide();

@@ -1,8 +1,9 @@
-// ptg-undefined-value (spec section 4.4; ptn.program.ssa): every value a graph uses is
-// defined earlier in that graph. One namespace per graph: its inputs, its nodes' outputs,
-// and in a method's top graph the method's constants and mutable buffers; a subgraph
-// (GraphArg) starts a namespace of its own. Names come from the file: every lookup by them
-// goes through a Set. The walk is linear in the program (the verifier bounds its offsets).
+// ptg-undefined-value and ptg-redefined-value (spec section 4.4; ptn.program.ssa): every
+// value a graph uses is defined earlier in that graph, and none is defined twice. One
+// namespace per graph: its inputs, its nodes' outputs, and in a method's top graph the
+// method's constants and mutable buffers; a subgraph (GraphArg) starts a namespace of its
+// own. Names come from the file: every lookup by them goes through a Map or a Set. The walk
+// is linear in the program (the verifier bounds its offsets).
 
 import { Budget, raw } from "./budget.js";
 import { PTG, type Decoded, type ProgramLayout, type UnionValue } from "./program.js";
@@ -11,7 +12,10 @@ import { pointer } from "./strict_json.js";
 import type { RawFinding } from "./zip_reader.js";
 
 type Tokens = (string | number)[];
-const RULE = "ptg-undefined-value";
+const UNDEFINED = "ptg-undefined-value";
+const REDEFINED = "ptg-redefined-value";
+/** Name -> what defined it first ("input 0", "node 'aten_mul_tensor'"). */
+type Defined = Map<string, string>;
 
 /** [tokens below the node, name, what uses it] of every value a node refers to. */
 function* uses(node: Decoded): Generator<[Tokens, string, string]> {
@@ -76,21 +80,63 @@ class Walk {
     this.userInputMutation = layout.enums["OutputKind"]?.["USER_INPUT_MUTATION"] ?? 2;
   }
 
-  report(tokens: Tokens, message: string): void {
-    if (this.out.room(RULE, "error")) this.out.append(raw(RULE, "error", PTG, pointer(...tokens), message));
-    else this.out.skip(RULE, "error");
+  report(tokens: Tokens, message: string, rule = UNDEFINED): void {
+    if (this.out.room(rule, "error")) this.out.append(raw(rule, "error", PTG, pointer(...tokens), message));
+    else this.out.skip(rule, "error");
   }
 
-  nodes(method: string, graph: Decoded, base: Tokens, defined: Set<string>): Set<string> {
+  /** Record that `what` defines `name`, or report what defined it first. */
+  define(method: string, defined: Defined, tokens: Tokens, name: string, what: string): void {
+    const first = defined.get(name);
+    if (first === undefined) {
+      defined.set(name, what);
+    } else {
+      this.report(tokens,
+        `method ${repr(method)}: ${what} defines ${repr(name)}, which ${first} already defines; ` +
+          "each value of a graph is named once",
+        REDEFINED);
+    }
+  }
+
+  /** [tokens below the node, name] of each value a node defines: each output's (a tensor
+   * list's element names). A placeholder's output that bears the placeholder's own name
+   * stands for the input, constant or buffer it places. */
+  *defines(node: Decoded): Generator<[Tokens, string]> {
+    const outputs = node["outputs"] as Decoded[];
+    for (let o = 0; o < outputs.length; o++) {
+      const out = outputs[o] as Decoded;
+      const name = out["name"] as string;
+      if (out["kind"] === this.tensorList) {
+        const names = out["names"] as string[];
+        for (let m = 0; m < names.length; m++) {
+          // An element nothing uses may go unnamed.
+          if (names[m]) yield [["outputs", o, "names", m], names[m] as string];
+        }
+      } else if (name && !(node["op_kind"] === this.placeholder && name === node["name"])) {
+        yield [["outputs", o, "name"], name];
+      }
+    }
+  }
+
+  nodes(method: string, graph: Decoded, base: Tokens, defined: Defined): Defined {
     const where = `method ${repr(method)}`;
+    const placed = new Set<string>();
     const nodes = graph["nodes"] as Decoded[];
     for (let j = 0; j < nodes.length; j++) {
       const node = nodes[j] as Decoded;
       const here: Tokens = [...base, "nodes", j];
       const name = node["name"] as string;
-      if (node["op_kind"] === this.placeholder && !defined.has(name)) {
-        this.report([...here, "name"],
-          `${where}: placeholder ${repr(name)} names no input, constant or mutable buffer of its graph`);
+      if (node["op_kind"] === this.placeholder) {
+        if (!defined.has(name)) {
+          this.report([...here, "name"],
+            `${where}: placeholder ${repr(name)} names no input, constant or mutable buffer of its graph`);
+        } else if (placed.has(name)) {
+          this.report([...here, "name"],
+            `${where}: placeholder ${repr(name)} places a value that an earlier placeholder of its graph ` +
+              "places: each value of a graph is named once",
+            REDEFINED);
+        }
+        placed.add(name);
       }
       for (const [tokens, used, what] of uses(node)) {
         if (!defined.has(used)) {
@@ -103,13 +149,12 @@ class Walk {
         const union = ((inputs[k] as Decoded)["arg"] as Decoded)["value"] as UnionValue | null;
         if (union !== null && union.member === "GraphArg" && union.value !== null) {
           const sub = union.value["graph"] as Decoded;
-          this.nodes(method, sub, [...here, "inputs", k, "arg", "value", "graph"], new Set(sub["inputs"] as string[]));
+          const inner: Tokens = [...here, "inputs", k, "arg", "value", "graph"];
+          this.nodes(method, sub, inner, this.declared(method, inner, [[["inputs"], [], sub["inputs"] as string[], "input"]]));
         }
       }
-      for (const out of node["outputs"] as Decoded[]) {
-        if (out["kind"] === this.tensorList) for (const n of out["names"] as string[]) defined.add(n);
-        else if (out["name"]) defined.add(out["name"] as string);
-      }
+      const what = `node ${repr(name)}`;
+      for (const [tokens, defines] of this.defines(node)) this.define(method, defined, [...here, ...tokens], defines, what);
     }
     const outputs = graph["outputs"] as string[];
     for (let k = 0; k < outputs.length; k++) {
@@ -122,13 +167,29 @@ class Walk {
     return defined;
   }
 
+  /** The values a graph starts with, group by group (its inputs; a method's constants and
+   * buffers), each named once. A group: the pointer tokens before and after each one's
+   * index (below `base`), the names, and what they are. */
+  declared(method: string, base: Tokens, groups: [Tokens, Tokens, string[], string][]): Defined {
+    const defined: Defined = new Map();
+    for (const [before, after, names, kind] of groups) {
+      for (let k = 0; k < names.length; k++) {
+        this.define(method, defined, [...base, ...before, k, ...after], names[k] as string, `${kind} ${k}`);
+      }
+    }
+    return defined;
+  }
+
   method(i: number, method: Decoded): void {
     const graph = method["graph"] as Decoded;
     const name = method["name"] as string;
     const inputs = graph["inputs"] as string[];
-    const defined = new Set<string>(inputs);
-    for (const c of method["constants"] as Decoded[]) defined.add(c["name"] as string);
-    for (const b of method["mutable_buffers"] as Decoded[]) defined.add(b["name"] as string);
+    const defined = this.declared(name, ["methods", i], [
+      [["graph", "inputs"], [], inputs, "input"],
+      [["constants"], ["name"], (method["constants"] as Decoded[]).map((c) => c["name"] as string), "constant"],
+      [["mutable_buffers"], ["name"], (method["mutable_buffers"] as Decoded[]).map((b) => b["name"] as string),
+        "mutable buffer"],
+    ]);
     this.nodes(name, graph, ["methods", i, "graph"], defined);
     const specs = method["output_specs"] as Decoded[];
     const userInputs = new Set(inputs);
@@ -149,7 +210,8 @@ class Walk {
   }
 }
 
-/** ptg-undefined-value for every method, in program order, within the budget. */
+/** ptg-undefined-value and ptg-redefined-value for every method, in program order (each
+ * node: its uses, its subgraphs, then its definitions), within the budget. */
 export function undefinedFindings(program: Decoded, layout: ProgramLayout): RawFinding[] {
   const walk = new Walk(layout);
   const methods = program["methods"] as Decoded[];

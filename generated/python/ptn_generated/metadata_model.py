@@ -185,6 +185,26 @@ class PtnMetadata(StrictModel):
     ] = None
     """Sliding-window length per cache; 0 means no window (full history)."""
 
+    get_n_layers: Annotated[
+        StrictInt | None,
+        Field(
+            description="Number of decoder layers (ExecuTorch's Llama export writes it instead of get_n_caches).",
+            ge=1,
+            le=9223372036854775807,
+        ),
+    ] = None
+    """Number of decoder layers (ExecuTorch's Llama export writes it instead of get_n_caches)."""
+
+    get_num_kv_shared_layers: Annotated[
+        StrictInt | None,
+        Field(
+            description="Last layers that reuse an earlier layer's KV cache instead of keeping their own (YOCO); absent means 0.",
+            ge=0,
+            le=9223372036854775807,
+        ),
+    ] = None
+    """Last layers that reuse an earlier layer's KV cache instead of keeping their own (YOCO); absent means 0."""
+
     @model_validator(mode="after")
     def _llm_cache_geometry_together(self) -> PtnMetadata:
         """llm-cache-geometry-together (together): Cache geometry describes each cache by three lists; a runtime cannot size caches from one or two of them."""
@@ -199,3 +219,8 @@ class PtnMetadata(StrictModel):
     def _llm_token_id_out_of_range(self) -> PtnMetadata:
         """llm-token-id-out-of-range (less-than): A token id at or beyond the vocabulary size indexes past the embedding table."""
         return check_rule(self, {'id': 'llm-token-id-out-of-range', 'kind': 'less-than', 'names': ('get_bos_id', 'get_eos_ids'), 'bound': 'get_vocab_size'})
+
+    @model_validator(mode="after")
+    def _llm_kv_shared_layers_out_of_range(self) -> PtnMetadata:
+        """llm-kv-shared-layers-out-of-range (less-than): Shared layers reuse the cache of an earlier layer: at least one layer must keep its own."""
+        return check_rule(self, {'id': 'llm-kv-shared-layers-out-of-range', 'kind': 'less-than', 'names': ('get_num_kv_shared_layers',), 'bound': 'get_n_layers'})

@@ -25,10 +25,13 @@ WELL_KNOWN = {
     'get_kv_heads': ('ints', 1, 9223372036854775807, None, 1, 'KV heads per cache.'),
     'get_head_dims': ('ints', 1, 9223372036854775807, None, 1, 'Head dimension per cache.'),
     'get_windows': ('ints', 0, 9223372036854775807, None, None, 'Sliding-window length per cache; 0 means no window (full history).'),
+    'get_n_layers': ('int', 1, 9223372036854775807, None, None, "Number of decoder layers (ExecuTorch's Llama export writes it instead of get_n_caches)."),
+    'get_num_kv_shared_layers': ('int', 0, 9223372036854775807, None, None, "Last layers that reuse an earlier layer's KV cache instead of keeping their own (YOCO); absent means 0."),
 }
 
 CROSS_FIELD_RULES = (
     {'id': 'llm-cache-geometry-together', 'kind': 'together', 'names': ('get_kv_heads', 'get_head_dims', 'get_windows'), 'required-by': 'get_n_caches'},
     {'id': 'llm-cache-geometry-length', 'kind': 'equal-length', 'names': ('get_kv_heads', 'get_head_dims', 'get_windows'), 'length-name': 'get_n_caches'},
     {'id': 'llm-token-id-out-of-range', 'kind': 'less-than', 'names': ('get_bos_id', 'get_eos_ids'), 'bound': 'get_vocab_size'},
+    {'id': 'llm-kv-shared-layers-out-of-range', 'kind': 'less-than', 'names': ('get_num_kv_shared_layers',), 'bound': 'get_n_layers'},
 )

@@ -53,8 +53,11 @@ class Rule(StrEnum):
     PTG_UNUSED_CONSTANT = 'ptg-unused-constant'
     PTG_MUTABLE_KEYS_MISMATCH = 'ptg-mutable-keys-mismatch'
     PTG_UNDEFINED_VALUE = 'ptg-undefined-value'
+    PTG_REDEFINED_VALUE = 'ptg-redefined-value'
     PTG_UNKNOWN_OPERATOR = 'ptg-unknown-operator'
     PTG_OPERATOR_SCHEMA_MISMATCH = 'ptg-operator-schema-mismatch'
+    PTG_UNDECLARED_MUTATION = 'ptg-undeclared-mutation'
+    PTG_BUFFER_NEVER_WRITTEN = 'ptg-buffer-never-written'
     PTG_OPERATORS_UNCHECKED = 'ptg-operators-unchecked'
     ST_TRUNCATED = 'st-truncated'
     ST_HEADER_TOO_LARGE = 'st-header-too-large'
@@ -110,11 +113,19 @@ class Rule(StrEnum):
     LLM_CACHE_GEOMETRY_TOGETHER = 'llm-cache-geometry-together'
     LLM_CACHE_GEOMETRY_LENGTH = 'llm-cache-geometry-length'
     LLM_TOKEN_ID_OUT_OF_RANGE = 'llm-token-id-out-of-range'
+    LLM_KV_SHARED_LAYERS_OUT_OF_RANGE = 'llm-kv-shared-layers-out-of-range'
+    LLM_RULE_UNCHECKED = 'llm-rule-unchecked'
     METADATA_MISSING_NAME = 'metadata-missing-name'
     METADATA_WRONG_KIND = 'metadata-wrong-kind'
     METADATA_READ_OUT_OF_RANGE = 'metadata-read-out-of-range'
     LLM_CONFIG_INVALID = 'llm-config-invalid'
     LLM_CONFIG_CONFLICT = 'llm-config-conflict'
+    LLM_CACHE_COUNT_MISMATCH = 'llm-cache-count-mismatch'
+    LLM_CACHE_GEOMETRY_MISMATCH = 'llm-cache-geometry-mismatch'
+    LLM_WINDOW_EXCEEDS_CACHE = 'llm-window-exceeds-cache'
+    LLM_CONTEXT_EXCEEDS_PROGRAM = 'llm-context-exceeds-program'
+    LLM_SEQ_LEN_EXCEEDS_PROGRAM = 'llm-seq-len-exceeds-program'
+    LLM_VOCAB_MISMATCH = 'llm-vocab-mismatch'
     SIG_MALFORMED = 'sig-malformed'
     SIG_MISMATCH = 'sig-mismatch'
     SIG_UNTRUSTED = 'sig-untrusted'
@@ -165,8 +176,11 @@ SEVERITY: dict[str, str] = {
     'ptg-unused-constant': 'warning',
     'ptg-mutable-keys-mismatch': 'error',
     'ptg-undefined-value': 'error',
+    'ptg-redefined-value': 'error',
     'ptg-unknown-operator': 'error',
     'ptg-operator-schema-mismatch': 'error',
+    'ptg-undeclared-mutation': 'error',
+    'ptg-buffer-never-written': 'warning',
     'ptg-operators-unchecked': 'warning',
     'st-truncated': 'error',
     'st-header-too-large': 'error',
@@ -222,11 +236,19 @@ SEVERITY: dict[str, str] = {
     'llm-cache-geometry-together': 'error',
     'llm-cache-geometry-length': 'error',
     'llm-token-id-out-of-range': 'error',
+    'llm-kv-shared-layers-out-of-range': 'error',
+    'llm-rule-unchecked': 'warning',
     'metadata-missing-name': 'error',
     'metadata-wrong-kind': 'error',
     'metadata-read-out-of-range': 'error',
     'llm-config-invalid': 'error',
     'llm-config-conflict': 'error',
+    'llm-cache-count-mismatch': 'error',
+    'llm-cache-geometry-mismatch': 'error',
+    'llm-window-exceeds-cache': 'error',
+    'llm-context-exceeds-program': 'error',
+    'llm-seq-len-exceeds-program': 'error',
+    'llm-vocab-mismatch': 'error',
     'sig-malformed': 'error',
     'sig-mismatch': 'error',
     'sig-untrusted': 'error',

@@ -13,3 +13,6 @@ export { readProgram, Verifier } from "./program.js";
 export type { Decoded, LayoutField, ProgramLayout, UnionValue } from "./program.js";
 export type { BufferRow, ConstantRow, MethodRow, ValueRow } from "./program_methods.js";
 export { PROGRAM_LAYOUT } from "./program_layout.js";
+export { OperatorTable, operatorTable } from "./program_operators.js";
+export type { AllowedValue, OperatorTableSource, Param as OperatorParam, Return as OperatorReturn, Schema as OperatorSchema } from "./program_operators.js";
+export { OPERATOR_TABLE } from "./operator_table.js";

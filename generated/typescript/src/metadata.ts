@@ -137,6 +137,24 @@ export const METADATA_TABLES: SchemaTables = {
       minItems: null,
       description: "Sliding-window length per cache; 0 means no window (full history).",
     },
+    {
+      name: "get_n_layers",
+      kind: "int",
+      minimum: 1n,
+      maximum: 9223372036854775807n,
+      enum: null,
+      minItems: null,
+      description: "Number of decoder layers (ExecuTorch's Llama export writes it instead of get_n_caches).",
+    },
+    {
+      name: "get_num_kv_shared_layers",
+      kind: "int",
+      minimum: 0n,
+      maximum: 9223372036854775807n,
+      enum: null,
+      minItems: null,
+      description: "Last layers that reuse an earlier layer's KV cache instead of keeping their own (YOCO); absent means 0.",
+    },
   ],
   rules: [
     {
@@ -156,6 +174,12 @@ export const METADATA_TABLES: SchemaTables = {
       kind: "less-than",
       names: ["get_bos_id", "get_eos_ids"],
       bound: "get_vocab_size",
+    },
+    {
+      id: "llm-kv-shared-layers-out-of-range",
+      kind: "less-than",
+      names: ["get_num_kv_shared_layers"],
+      bound: "get_n_layers",
     },
   ],
 };
@@ -190,6 +214,10 @@ export interface WellKnownMetadata {
   readonly get_head_dims?: bigint[];
   /** Sliding-window length per cache; 0 means no window (full history). (integer list; each >= 0) */
   readonly get_windows?: bigint[];
+  /** Number of decoder layers (ExecuTorch's Llama export writes it instead of get_n_caches). (integer; >= 1) */
+  readonly get_n_layers?: bigint;
+  /** Last layers that reuse an earlier layer's KV cache instead of keeping their own (YOCO); absent means 0. (integer; >= 0) */
+  readonly get_num_kv_shared_layers?: bigint;
 }
 
 /** Validated metadata.json contents; immutable. Every failure is a PtnError. */
@@ -280,6 +308,16 @@ export class Metadata extends MetadataBase {
   /** `get_windows` (integer list; each >= 0): Sliding-window length per cache; 0 means no window (full history). undefined when absent. */
   windows(): bigint[] | undefined {
     return this.optionalInts("get_windows");
+  }
+
+  /** `get_n_layers` (integer; >= 1): Number of decoder layers (ExecuTorch's Llama export writes it instead of get_n_caches). undefined when absent. */
+  nLayers(): bigint | undefined {
+    return this.optionalInt("get_n_layers");
+  }
+
+  /** `get_num_kv_shared_layers` (integer; >= 0): Last layers that reuse an earlier layer's KV cache instead of keeping their own (YOCO); absent means 0. undefined when absent. */
+  numKvSharedLayers(): bigint | undefined {
+    return this.optionalInt("get_num_kv_shared_layers");
   }
 }
 

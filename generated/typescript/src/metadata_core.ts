@@ -301,78 +301,128 @@ export function checkWellKnown(spec: WellKnownSpec, entry: Entry): void {
   });
 }
 
-// The closed vocabulary of x-ptn-rules kinds (spec 9.4): one checker per kind.
-type Checker = (rule: RuleSpec, values: ReadonlyMap<string, Entry>) => PtnError | null;
+// The closed vocabulary of x-ptn-rules kinds (spec 9.4): one checker per kind. A validator
+// checks each rule over the values that passed 9.1 to 9.3 and names the present names that
+// did not (`broken`: name -> the rule its value breaks): a rule compares what it can and
+// says once (llm-rule-unchecked) which broken values it would have compared.
+type Checker = (
+  rule: RuleSpec,
+  values: ReadonlyMap<string, Entry>,
+  broken: ReadonlyMap<string, string>,
+) => PtnError[];
+
+/** @internal llm-rule-unchecked: `rule` could not compare `names` (each broken). */
+export function unchecked(rule: string, names: readonly string[], broken: ReadonlyMap<string, string>): PtnError {
+  const which = names.map((n) => `${n} (${broken.get(n)})`).join(", ");
+  return metadataError(
+    "llm-rule-unchecked",
+    `${rule} was not checked for ${which}: fix ${names.length === 1 ? "that value" : "those values"} and validate again`,
+    pointer(names[0]!),
+  );
+}
 
 /** @internal */
 export const KIND_CHECKERS: Record<RuleSpec["kind"], Checker> = {
-  /** All of `names` or none; `required-by`, when present, requires all of them. */
-  together(rule, values) {
-    const present = rule.names.filter((n) => values.has(n));
-    const missing = rule.names.filter((n) => !values.has(n));
-    const triggered = rule.requiredBy !== undefined && values.has(rule.requiredBy);
-    if (missing.length === 0 || (present.length === 0 && !triggered)) return null;
+  /** All of `names` or none; `required-by`, when present, requires all of them. Presence
+   * only: a broken value is present, so this rule is always checked. */
+  together(rule, values, broken) {
+    const has = (n: string): boolean => values.has(n) || broken.has(n);
+    const present = rule.names.filter(has);
+    const missing = rule.names.filter((n) => !has(n));
+    const triggered = rule.requiredBy !== undefined && has(rule.requiredBy);
+    if (missing.length === 0 || (present.length === 0 && !triggered)) return [];
     const why = present.length > 0 ? present.join(", ") : rule.requiredBy;
-    return metadataError(
-      rule.id,
-      `${missing.join(", ")} missing while ${why} present; ` +
-        `give all of ${rule.names.join(", ")} or none`,
-      pointer(missing[0]!),
-    );
+    return [
+      metadataError(
+        rule.id,
+        `${missing.join(", ")} missing while ${why} present; ` +
+          `give all of ${rule.names.join(", ")} or none`,
+        pointer(missing[0]!),
+      ),
+    ];
   },
 
   /** Present lists of `names` have one length, equal to `length-name` when present. */
-  "equal-length"(rule, values) {
+  "equal-length"(rule, values, broken) {
+    const out: PtnError[] = [];
     const lengths = rule.names
       .filter((n) => values.has(n))
       .map((n) => [n, lengthOf(values.get(n)!)] as const);
-    if (lengths.length === 0) return null;
-    const count = rule.lengthName === undefined ? undefined : values.get(rule.lengthName);
-    let expected: Scalar;
-    let source: string;
-    if (count !== undefined && !isListEntry(count)) {
-      expected = count;
-      source = `${rule.lengthName} = ${text(expected)}`;
-    } else {
-      expected = lengths[0]![1];
-      source = `${lengths[0]![0]} has ${expected}`;
-    }
-    for (const [name, length] of lengths) {
-      if (!equal(length, expected)) {
-        return metadataError(
-          rule.id,
-          `${name} has ${length} ${length === 1 ? "entry" : "entries"} but ${source}; give one entry per cache`,
-          pointer(name),
+    if (lengths.length > 0) {
+      const count = rule.lengthName === undefined ? undefined : values.get(rule.lengthName);
+      let expected: Scalar;
+      let source: string;
+      if (count !== undefined && !isListEntry(count)) {
+        expected = count;
+        source = `${rule.lengthName} = ${text(expected)}`;
+      } else {
+        expected = lengths[0]![1];
+        source = `${lengths[0]![0]} has ${expected}`;
+      }
+      const wrong = lengths.find(([, length]) => !equal(length, expected));
+      if (wrong !== undefined) {
+        const [name, length] = wrong;
+        out.push(
+          metadataError(
+            rule.id,
+            `${name} has ${length} ${length === 1 ? "entry" : "entries"} but ${source}; give one entry per cache`,
+            pointer(name),
+          ),
         );
       }
     }
-    return null;
+    // Each present input is compared with every other: a broken one alone with nothing.
+    const inputs = [...rule.names, ...(rule.lengthName === undefined ? [] : [rule.lengthName])];
+    const bad = inputs.filter((n) => broken.has(n));
+    if (bad.length > 0 && inputs.filter((n) => values.has(n) || broken.has(n)).length >= 2) {
+      out.push(unchecked(rule.id, bad, broken));
+    }
+    return out;
   },
 
   /** Each value (or list item) of `names` is below the value of `bound`, when both exist. */
-  "less-than"(rule, values) {
-    const bound = rule.bound === undefined ? undefined : values.get(rule.bound);
-    if (bound === undefined || isListEntry(bound)) return null;
-    const limit = bound;
-    for (const name of rule.names) {
-      const entry = values.get(name);
-      if (entry === undefined) continue;
-      const list = isListEntry(entry);
-      const items = itemsOf(entry);
-      for (let i = 0; i < items.length; i++) {
-        if (!less(items[i]!, limit)) {
-          const label = list ? `${name}[${i}]` : name;
-          return metadataError(
-            rule.id,
-            `${label} = ${text(items[i]!)} is not below ${rule.bound} = ${text(limit)}`,
-            list ? pointer(name, i) : pointer(name),
-          );
-        }
-      }
+  "less-than"(rule, values, broken) {
+    const out: PtnError[] = [];
+    const boundName = rule.bound!;
+    const bound = values.get(boundName);
+    if (bound !== undefined && !isListEntry(bound)) {
+      const error = firstNotBelow(rule.id, rule.names, values, boundName, bound);
+      if (error !== null) out.push(error);
     }
-    return null;
+    // Each name is compared with the bound only.
+    const present = rule.names.filter((n) => values.has(n) || broken.has(n));
+    const bad = present.filter((n) => broken.has(n));
+    if (broken.has(boundName) && present.length > 0) out.push(unchecked(rule.id, [...bad, boundName], broken));
+    else if (values.has(boundName) && bad.length > 0) out.push(unchecked(rule.id, bad, broken));
+    return out;
   },
 };
+
+function firstNotBelow(
+  rule: string,
+  names: readonly string[],
+  values: ReadonlyMap<string, Entry>,
+  boundName: string,
+  limit: Scalar,
+): PtnError | null {
+  for (const name of names) {
+    const entry = values.get(name);
+    if (entry === undefined) continue;
+    const list = isListEntry(entry);
+    const items = itemsOf(entry);
+    for (let i = 0; i < items.length; i++) {
+      if (!less(items[i]!, limit)) {
+        const label = list ? `${name}[${i}]` : name;
+        return metadataError(
+          rule,
+          `${label} = ${text(items[i]!)} is not below ${boundName} = ${text(limit)}`,
+          list ? pointer(name, i) : pointer(name),
+        );
+      }
+    }
+  }
+  return null;
+}
 
 /** Check every rule of spec chapter 9 on a parsed document; return the values. */
 function validate(document: PackedValue, tables: SchemaTables): Map<string, Entry> {
@@ -396,8 +446,9 @@ function validate(document: PackedValue, tables: SchemaTables): Map<string, Entr
     const entry = values.get(spec.name);
     if (entry !== undefined) checkWellKnown(spec, entry);
   }
+  const none = new Map<string, string>();
   for (const rule of tables.rules) {
-    const error = KIND_CHECKERS[rule.kind](rule, values);
+    const error = KIND_CHECKERS[rule.kind](rule, values, none)[0];
     if (error) throw error;
   }
   return values;

@@ -3,7 +3,8 @@
 // readMetadata and readPackageMetadata, bound to the generated Metadata.
 
 import { Metadata, METADATA_TABLES } from "./metadata.js";
-import { metadataFaults, nearWarnings } from "./metadata_faults.js";
+import { documentInputs, metadataFaults, nearWarnings } from "./metadata_faults.js";
+import { OPERATOR_TABLE } from "./operator_table.js";
 import { packageFunctions } from "./package_core.js";
 import { metadataBytes, PackageMetadata, type PackageInput } from "./package_metadata.js";
 import { PROGRAM_LAYOUT } from "./program_layout.js";
@@ -20,8 +21,10 @@ export const { validatePackage, inspectPackage } = packageFunctions({
   parseMetadata: (bytes) => Metadata.parse(bytes),
   metadataFaults: (bytes, first) => metadataFaults(bytes, METADATA_TABLES, first),
   nearWarnings: (names) => nearWarnings(names, METADATA_TABLES),
+  ruleInputs: (bytes) => documentInputs(bytes, METADATA_TABLES),
   wellKnown: METADATA_TABLES.wellKnown,
   programLayout: PROGRAM_LAYOUT,
+  operatorTable: OPERATOR_TABLE,
 });
 
 /**

@@ -3,8 +3,10 @@
 // prints them (schema/report.schema.json), and a package described as `ptn inspect --json`
 // describes it.
 
+import type { RuleInputs } from "./metadata_faults.js";
 import type { ProgramLayout } from "./program.js";
 import type { MethodRow } from "./program_methods.js";
+import type { OperatorTableSource } from "./program_operators.js";
 import type { PtnError } from "./strict_json.js";
 
 /** spec.md section 1: "error" invalidates a package; "warning" does not (a strict check fails
@@ -127,6 +129,8 @@ export interface Inspection {
 export interface PackageTables {
   /** The program layout (the generated program_layout.ts). */
   readonly programLayout: ProgramLayout;
+  /** ptn's operator table (the generated operator_table.ts), parsed on first use. */
+  readonly operatorTable: OperatorTableSource;
   /** Every rule id of spec.md with the severity its heading gives. */
   readonly severity: Readonly<Record<string, Severity>>;
   /** Parse metadata.json (throws PtnError); the generated Metadata.parse. */
@@ -139,6 +143,9 @@ export interface PackageTables {
   metadataFaults(bytes: Uint8Array, first: PtnError): PtnError[];
   /** The metadata-near-well-known warnings of these names. */
   nearWarnings(names: string[]): PtnError[];
+  /** The well-known values of metadata.json's bytes, checked (spec 9.8 compares them with
+   * the program); null when it is no JSON object. */
+  ruleInputs(bytes: Uint8Array): RuleInputs | null;
   /** Well-known metadata names in schema order, with their descriptions. */
   readonly wellKnown: readonly { readonly name: string; readonly description: string }[];
 }

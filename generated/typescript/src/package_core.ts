@@ -22,8 +22,11 @@ import { MAX_JSON_BYTES, PtnError, parseJson, pointer, type JsonValue } from "./
 import { Budget, raw } from "./budget.js";
 import { readProgram, readsTables, type Decoded } from "./program.js";
 import { constantFindings } from "./program_constants.js";
+import { graphFindings } from "./program_effects.js";
+import { operatorTable } from "./program_operators.js";
 import { undefinedFindings } from "./program_values.js";
 import { methodRows } from "./program_methods.js";
+import { agreementFindings, programFacts } from "./llm_agreement.js";
 import { byCodePoint, repr } from "./pyrepr.js";
 import { crc32, DecoyScan, readMembers, Reader, u32, type Crc32, type Member, type RawFinding } from "./zip_reader.js";
 
@@ -558,6 +561,7 @@ async function* stages(
   const readable = (name: string): Member | undefined => (unreadable.has(name) ? undefined : byName.get(name));
   const ptg = readable(PTG);
   let program: Decoded | null = null;
+  let programFaults = false; // an error of program.ptg: its facts are not compared (spec 9.8)
   if (ptg !== undefined) {
     // The whole member, to verify its tables (only the envelope of one over the runtime's cap).
     const bytes = await r.bytes(ptg.dataOffset, readsTables(ptg.size) ? ptg.size : Math.min(8, ptg.size));
@@ -565,10 +569,19 @@ async function* stages(
     const read = readProgram(bytes, tables.programLayout, ptg.size);
     program = read.program;
     if (inspecting && program !== null) inspection.methods = methodRows(program, tables.programLayout);
+    programFaults = read.findings.some((f) => f.severity === "error");
     yield* read.findings;
-    // The values each graph uses against those it defines: the last step of reading the
-    // program (ptn.program.read.read_program), before the members that follow.
-    if (program !== null) yield* undefinedFindings(program, tables.programLayout);
+    // The values each graph uses and defines, then each call node against the operator
+    // table: the last steps of reading the program (ptn.program.read.read_program), before
+    // the members that follow.
+    if (program !== null) {
+      const undefinedValues = undefinedFindings(program, tables.programLayout);
+      programFaults ||= undefinedValues.some((f) => f.severity === "error");
+      yield* undefinedValues;
+      const graph = graphFindings(program, tables.programLayout, () => operatorTable(tables.operatorTable));
+      programFaults ||= graph.some((f) => f.severity === "error");
+      yield* graph;
+    }
   }
   let tensors = new Map<string, TensorInfo>();
   let headerFindings: RawFinding[] = [];
@@ -613,7 +626,9 @@ async function* stages(
       aliases: unreadable.has(ALIASES) ? null : parsed.aliases,
       broken: brokenKeys([...headerFindings, ...aliasFindings]),
     };
-    yield* constantFindings(program, stored, tables.programLayout);
+    const found = constantFindings(program, stored, tables.programLayout);
+    programFaults ||= found.some((f) => f.severity === "error" && f.member === PTG);
+    yield* found;
   }
   const meta = readable(METADATA);
   if (meta !== undefined) {
@@ -623,6 +638,7 @@ async function* stages(
       const md = tables.parseMetadata(bytes);
       inspection.metadata = metadataRows(md.names(), tables, (name) => [md.kind(name), md.value(name)]);
       for (const near of tables.nearWarnings(md.names())) yield fromError(near, METADATA, "warning");
+      yield* agreement(program, programFaults, bytes, tables);
     } catch (err) {
       const error = contentError(err);
       const finding = fromError(error, METADATA);
@@ -632,6 +648,7 @@ async function* stages(
         for (const fault of tables.metadataFaults(bytes, error).slice(1)) {
           yield fromError(fault, METADATA, tables.severity[fault.rule] ?? "error");
         }
+        yield* agreement(program, programFaults, bytes, tables);
       }
       // Values that break a rule are shown as parsed (ptn inspect: raw_metadata).
       if (inspecting && bytes !== undefined && /^(metadata|llm)-/.test(error.rule)) {
@@ -658,6 +675,21 @@ async function* stages(
     yield* await crcFindings(r, targets, progress, opts.crc32 ?? crc32);
     if (tensors.size && st !== undefined) yield* await boolFindings(r, st, dataStart, tensors, progress);
   }
+}
+
+/** The metadata against the program (spec 9.8), when the program was read without error. */
+function agreement(
+  program: Decoded | null,
+  programFaults: boolean,
+  bytes: Uint8Array,
+  tables: PackageTables,
+): RawFinding[] {
+  if (program === null || programFaults) return [];
+  const inputs = tables.ruleInputs(bytes);
+  if (inputs === null) return [];
+  return agreementFindings(programFacts(program, tables.programLayout), inputs).map((f) =>
+    raw(f.rule, f.severity, METADATA, f.pointer, f.message),
+  );
 }
 
 /** The inspection's tensors, totals and unreadable parts, from what the fast stages parsed

@@ -4,7 +4,7 @@
 import type { Severity } from "./package_api.js";
 
 /** The version of spec.md (its title line): `spec_version` of a report. */
-export const SPEC_VERSION = "1.0.0";
+export const SPEC_VERSION = "1.1.0";
 
 /** Rule id -> the severity its heading in spec.md gives. */
 export const RULE_SEVERITY: Readonly<Record<string, Severity>> = {
@@ -51,8 +51,11 @@ export const RULE_SEVERITY: Readonly<Record<string, Severity>> = {
   "ptg-unused-constant": "warning",
   "ptg-mutable-keys-mismatch": "error",
   "ptg-undefined-value": "error",
+  "ptg-redefined-value": "error",
   "ptg-unknown-operator": "error",
   "ptg-operator-schema-mismatch": "error",
+  "ptg-undeclared-mutation": "error",
+  "ptg-buffer-never-written": "warning",
   "ptg-operators-unchecked": "warning",
   "st-truncated": "error",
   "st-header-too-large": "error",
@@ -108,11 +111,19 @@ export const RULE_SEVERITY: Readonly<Record<string, Severity>> = {
   "llm-cache-geometry-together": "error",
   "llm-cache-geometry-length": "error",
   "llm-token-id-out-of-range": "error",
+  "llm-kv-shared-layers-out-of-range": "error",
+  "llm-rule-unchecked": "warning",
   "metadata-missing-name": "error",
   "metadata-wrong-kind": "error",
   "metadata-read-out-of-range": "error",
   "llm-config-invalid": "error",
   "llm-config-conflict": "error",
+  "llm-cache-count-mismatch": "error",
+  "llm-cache-geometry-mismatch": "error",
+  "llm-window-exceeds-cache": "error",
+  "llm-context-exceeds-program": "error",
+  "llm-seq-len-exceeds-program": "error",
+  "llm-vocab-mismatch": "error",
   "sig-malformed": "error",
   "sig-mismatch": "error",
   "sig-untrusted": "error",

@@ -3,6 +3,7 @@
 // and values (spec 9.1, 9.2) into them. ptn/metadata_core.hpp reads them by name.
 #pragma once
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
@@ -337,6 +338,23 @@ class Builder {
       out.emplace_back(std::string(name), std::move(parsed).value());
     });
     return error;
+  }
+
+  /// The members of an object document named in `wanted`, in document order: the value of
+  /// each that passes spec 9.2 into `out`, the rule the others break into `broken`.
+  void values_of(const std::vector<std::string>& wanted, Entries& out,
+                 std::vector<std::pair<std::string, std::string>>& broken) const {
+    if (doc_.type(0) != json::Type::Object) return;
+    doc_.for_each_member(0, [&](std::size_t name_at, std::size_t value_at) {
+      const std::string_view name = doc_.text(name_at);
+      if (std::find(wanted.begin(), wanted.end(), name) == wanted.end()) return;
+      auto parsed = value(name, value_at);
+      if (parsed) {
+        out.emplace_back(std::string(name), std::move(parsed).value());
+      } else {
+        broken.emplace_back(std::string(name), parsed.error().finding().rule);
+      }
+    });
   }
 
  private:

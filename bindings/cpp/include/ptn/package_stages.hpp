@@ -31,6 +31,7 @@
 #include "ptn/error.hpp"
 #include "ptn/findings.hpp"
 #include "ptn/mapped_file.hpp"
+#include "ptn/llm_agreement.hpp"
 #include "ptn/metadata_core.hpp"
 #include "ptn/package_members.hpp"
 #include "ptn/program_constants.hpp"
@@ -152,8 +153,10 @@ class Stages {
                             : Finding{m.fault, Severity::Error, std::string(name), std::nullopt,
                                       "member '" + std::string(name) + "' cannot be read", 0});
     }
+    bool program_faults = false;  // an error of program.ptg: its facts are not compared (9.8)
     if (const zip::Member* ptg = parsed_.readable(kProgramMember)) {
       program::ProgramRead decoded = program::read_program(view(*ptg));
+      program_faults = has_error(decoded.findings);
       emit_all(decoded.findings);
       parsed_.program = std::move(decoded.program);
       if (!parsed_.program) parsed_.program_not_read = program::not_read(decoded.findings);
@@ -205,12 +208,20 @@ class Stages {
       }
       if (!parsed_.unreadable_finding(kAliasesMember)) stored.aliases = &parsed_.aliases;
       stored.broken = &broken;
-      emit_all(program::constant_findings(*parsed_.program, stored));
+      const std::vector<Finding> constants = program::constant_findings(*parsed_.program, stored);
+      program_faults = program_faults || has_error(constants);
+      emit_all(constants);
     }
     if (const zip::Member* meta = parsed_.readable(kMetadataMember)) {
       auto metadata = MetadataT::parse(view(*meta).chars());
+      // The metadata against the program (spec 9.8): only a program read without error shows
+      // facts to compare, and only the rules with a fact shown need the values.
+      std::optional<llm::LlmFacts> facts;
+      if (parsed_.program && !program_faults) facts = llm::program_facts(*parsed_.program);
+      const bool compare = facts && facts->shows_any();
       if (metadata) {
         emit_all(metadata->warnings());
+        if (compare) emit_all(llm::agreement_findings(*facts, metadata->inputs()));
         parsed_.metadata.emplace(std::move(*metadata));
       } else {
         const Error first = std::move(metadata).error();
@@ -218,6 +229,12 @@ class Stages {
         unreadable(kMetadataMember, first);
         faults.erase(faults.begin());
         emit_all(faults);
+        const std::string& rule = first.finding().rule;
+        if (compare && (rule.rfind("metadata-", 0) == 0 || rule.rfind("llm-", 0) == 0)) {
+          if (auto inputs = MetadataT::inputs_of(view(*meta).chars())) {
+            emit_all(llm::agreement_findings(*facts, *inputs));
+          }
+        }
       }
     }
     if (options_.deep) {
@@ -240,6 +257,12 @@ class Stages {
             safetensors::bool_findings(view(*parsed_.member(kSafetensorsMember)), *parsed_.header));
       }
     }
+  }
+
+  static bool has_error(const std::vector<Finding>& findings) {
+    return std::any_of(findings.begin(), findings.end(), [](const Finding& f) {
+      return f.severity == Severity::Error && f.member && *f.member == kProgramMember;
+    });
   }
 
   ByteSpan bytes_;

@@ -3,8 +3,9 @@
 // identifier, root offset, the runtime's size cap); then the root table's version, since
 // a version ptn does not know may lay its tables out otherwise (a warning, and nothing
 // further is read); then the whole buffer, verified and decoded in one walk
-// (ptn/program_verify.hpp); then the rules about the methods, and the values each graph
-// uses against those it defines (ptn/program_values.hpp). Every fault is a Finding.
+// (ptn/program_verify.hpp); then the rules about the methods, the values each graph uses
+// against those it defines (ptn/program_values.hpp), and each call node against ptn's
+// operator table (ptn/program_effects.hpp). Every fault is a Finding.
 #pragma once
 
 #include <cstddef>
@@ -19,6 +20,7 @@
 #include "ptn/error.hpp"
 #include "ptn/findings.hpp"
 #include "ptn/package_members.hpp"
+#include "ptn/program_effects.hpp"
 #include "ptn/program_model.hpp"
 #include "ptn/program_schema.hpp"
 #include "ptn/program_values.hpp"
@@ -115,6 +117,7 @@ inline ProgramRead read_program(ByteSpan ptg) {
   if (!verifier.root()) return refused();
   for (Finding& f : method_findings(decoded)) out.findings.push_back(std::move(f));
   for (Finding& f : undefined_findings(decoded)) out.findings.push_back(std::move(f));
+  for (Finding& f : graph_findings(decoded)) out.findings.push_back(std::move(f));
   out.program = std::move(decoded);
   return out;
 }

@@ -98,6 +98,16 @@ inline const detail::SchemaTables& metadata_tables() {
            Scalar(std::int64_t{9223372036854775807}),
            std::nullopt, std::nullopt,
            "Sliding-window length per cache; 0 means no window (full history)."},
+          {"get_n_layers", Kind::Int,
+           Scalar(std::int64_t{1}),
+           Scalar(std::int64_t{9223372036854775807}),
+           std::nullopt, std::nullopt,
+           "Number of decoder layers (ExecuTorch's Llama export writes it instead of get_n_caches)."},
+          {"get_num_kv_shared_layers", Kind::Int,
+           Scalar(std::int64_t{0}),
+           Scalar(std::int64_t{9223372036854775807}),
+           std::nullopt, std::nullopt,
+           "Last layers that reuse an earlier layer's KV cache instead of keeping their own (YOCO); absent means 0."},
       },
       {
           {"llm-cache-geometry-together", detail::RuleKind::Together,
@@ -109,6 +119,9 @@ inline const detail::SchemaTables& metadata_tables() {
           {"llm-token-id-out-of-range", detail::RuleKind::LessThan,
            {"get_bos_id", "get_eos_ids"},
            "", "get_vocab_size", ""},
+          {"llm-kv-shared-layers-out-of-range", detail::RuleKind::LessThan,
+           {"get_num_kv_shared_layers"},
+           "", "get_n_layers", ""},
       });
   return tables;
 }
@@ -139,6 +152,15 @@ class Metadata : public MetadataBase {
 
   /// The metadata-near-well-known warnings of these names (spec 9.3).
   std::vector<Finding> warnings() const { return near_warnings(schema::metadata_tables()); }
+
+  /// The well-known values of a document (valid or not), as the rules between names and
+  /// those of the metadata against the program take them (spec 9.4, 9.8).
+  static std::optional<RuleInputs> inputs_of(std::string_view data) {
+    return rule_inputs(data, schema::metadata_tables());
+  }
+
+  /// The well-known values of this valid metadata.
+  RuleInputs inputs() const { return rule_inputs(schema::metadata_tables()); }
 
   /// `get_max_context_len` (integer; >= 1): KV-cache capacity in tokens.
   /// std::nullopt when absent.
@@ -222,6 +244,18 @@ class Metadata : public MetadataBase {
   /// std::nullopt when absent.
   std::optional<std::vector<std::int64_t>> windows() const {
     return optional_ints("get_windows");
+  }
+
+  /// `get_n_layers` (integer; >= 1): Number of decoder layers (ExecuTorch's Llama export writes it instead of get_n_caches).
+  /// std::nullopt when absent.
+  std::optional<std::int64_t> n_layers() const {
+    return optional_int("get_n_layers");
+  }
+
+  /// `get_num_kv_shared_layers` (integer; >= 0): Last layers that reuse an earlier layer's KV cache instead of keeping their own (YOCO); absent means 0.
+  /// std::nullopt when absent.
+  std::optional<std::int64_t> num_kv_shared_layers() const {
+    return optional_int("get_num_kv_shared_layers");
   }
 };
 

@@ -162,36 +162,58 @@ class MetadataBase {
     return out + "}";
   }
 
-  /// Every fault of a document that `load` refused with `first`, errors then the
-  /// metadata-near-well-known warnings (spec 9; ptn.metadata.faults): per name in document
-  /// order its first fault, each well-known value out of kind or range, then, only when none
-  /// of those, each cross-field rule broken. A syntax error or a non-object is one fault.
+  /// Present names whose value breaks spec 9.1 to 9.3 -> the rule it breaks.
+  using Broken = std::vector<std::pair<std::string, std::string>>;
+
+  /// The well-known names of a document, as the rules between names take them (defined
+  /// below the class): `values` holds those whose value passed spec 9.1 to 9.3, `broken`
+  /// the others present.
+  struct RuleInputs;
+
+  /// Each well-known name of a parsed document, its value checked (spec 9.2 and 9.3);
+  /// std::nullopt when the document is no object.
+  static std::optional<RuleInputs> rule_inputs(const json::Document& doc,
+                                               const detail::SchemaTables& tables);
+
+  /// The well-known values of metadata.json's bytes; std::nullopt when it is no JSON object.
+  static std::optional<RuleInputs> rule_inputs(std::string_view data,
+                                               const detail::SchemaTables& tables);
+
+  /// The well-known values of valid metadata (none is broken).
+  RuleInputs rule_inputs(const detail::SchemaTables& tables) const;
+
+  /// Every fault of a document that `load` refused with `first` (spec 9.4;
+  /// ptn.metadata.faults): per name in document order its first fault, each well-known value
+  /// out of kind or range, then each cross-field rule broken among the values that passed;
+  /// then the warnings: each rule a broken value kept from comparing (llm-rule-unchecked) and
+  /// metadata-near-well-known. A syntax error or a non-object is one fault.
   static std::vector<Finding> faults(std::string_view data, const detail::SchemaTables& tables,
-                                     const Error& first) {
-    std::vector<Finding> out;
-    const std::string& rule = first.finding().rule;
-    auto doc = json::parse(data, std::string(kMetadataMember));
-    if (rule.rfind("json-", 0) == 0 || rule == "metadata-not-object" || !doc) {
-      out.push_back(first.finding());
-      return out;
+                                     const Error& first);
+
+  /// llm-rule-unchecked: `rule` could not compare `names` (each of them broken).
+  static Error unchecked(const std::string& rule, const std::vector<std::string>& names,
+                         const Broken& broken) {
+    std::string which;
+    for (const auto& name : names) {
+      if (!which.empty()) which += ", ";
+      which += name + " (" + *broken_rule(broken, name) + ")";
     }
-    MetadataBase m;
-    std::vector<Error> errors;
-    std::vector<std::string> good;
-    detail::Builder(*doc, tables).build(m.entries_, &errors, &good);
-    m.build_index();
-    for (const auto& spec : tables.well_known) {
-      if (auto error = m.check_well_known(spec)) errors.push_back(std::move(*error));
-    }
-    if (errors.empty()) {
-      for (const auto& cross : tables.rules) {
-        if (auto error = m.check_rule(cross)) errors.push_back(std::move(*error));
-      }
-    }
-    for (const Error& error : errors) out.push_back(error.finding());
-    for (Finding& warning : detail::near_warnings(good, tables)) out.push_back(std::move(warning));
-    return out;
+    return detail::metadata_error(kUnchecked.c_str(),
+                                  rule + " was not checked for " + which + ": fix " +
+                                      (names.size() == 1 ? "that value" : "those values") +
+                                      " and validate again",
+                                  detail::pointer_to(names.front()));
   }
+
+  /// The rule `name`'s value breaks, or nullptr when it is not broken.
+  static const std::string* broken_rule(const Broken& broken, std::string_view name) {
+    for (const auto& b : broken) {
+      if (b.first == name) return &b.second;
+    }
+    return nullptr;
+  }
+
+  inline static const std::string kUnchecked = "llm-rule-unchecked";
 
   /// The metadata-near-well-known warnings of this (valid) document's names.
   std::vector<Finding> near_warnings(const detail::SchemaTables& tables) const {
@@ -217,7 +239,8 @@ class MetadataBase {
       if (auto error = check_well_known(spec)) return error;
     }
     for (const auto& rule : tables.rules) {
-      if (auto error = check_rule(rule)) return error;
+      std::vector<Error> found = check_rule(rule, {});
+      if (!found.empty()) return std::move(found.front());
     }
     return std::nullopt;
   }
@@ -362,67 +385,114 @@ class MetadataBase {
     return out;
   }
 
-  // The closed vocabulary of x-ptn-rules kinds (spec 9.4): one checker per kind.
-  std::optional<Error> check_rule(const detail::RuleSpec& rule) const {
+  // The closed vocabulary of x-ptn-rules kinds (spec 9.4): one checker per kind, over the
+  // values of this object (those that passed 9.1 to 9.3) and the `broken` names: a rule
+  // compares what it can and says once (llm-rule-unchecked) which broken values it would
+  // have compared.
+  std::vector<Error> check_rule(const detail::RuleSpec& rule, const Broken& broken) const {
     switch (rule.kind) {
-      case detail::RuleKind::Together: return check_together(rule);
-      case detail::RuleKind::EqualLength: return check_equal_length(rule);
-      case detail::RuleKind::LessThan: return check_less_than(rule);
+      case detail::RuleKind::Together: return check_together(rule, broken);
+      case detail::RuleKind::EqualLength: return check_equal_length(rule, broken);
+      case detail::RuleKind::LessThan: return check_less_than(rule, broken);
     }
-    return std::nullopt;
+    return {};
   }
 
-  /// All of `names` or none; `required-by`, when present, requires all of them.
-  std::optional<Error> check_together(const detail::RuleSpec& rule) const {
-    std::vector<std::string> present;
+  bool present(std::string_view name, const Broken& broken) const {
+    return find(name) != nullptr || broken_rule(broken, name) != nullptr;
+  }
+
+  /// All of `names` or none; `required-by`, when present, requires all of them. Presence
+  /// only: a broken value is present, so this rule is always checked.
+  std::vector<Error> check_together(const detail::RuleSpec& rule, const Broken& broken) const {
+    std::vector<std::string> present_names;
     std::vector<std::string> missing_names;
-    for (const auto& name : rule.names) (find(name) ? present : missing_names).push_back(name);
-    const bool triggered = !rule.required_by.empty() && find(rule.required_by) != nullptr;
-    if (!missing_names.empty() && (!present.empty() || triggered)) {
-      const std::string why = present.empty() ? rule.required_by : join(present);
-      return detail::metadata_error(rule.id.c_str(),
-                                    join(missing_names) + " missing while " + why +
-                                        " present; give all of " + join(rule.names) + " or none",
-                                    detail::pointer_to(missing_names.front()));
+    for (const auto& name : rule.names) {
+      (present(name, broken) ? present_names : missing_names).push_back(name);
     }
-    return std::nullopt;
+    const bool triggered = !rule.required_by.empty() && present(rule.required_by, broken);
+    std::vector<Error> out;
+    if (!missing_names.empty() && (!present_names.empty() || triggered)) {
+      const std::string why = present_names.empty() ? rule.required_by : join(present_names);
+      out.push_back(detail::metadata_error(rule.id.c_str(),
+                                           join(missing_names) + " missing while " + why +
+                                               " present; give all of " + join(rule.names) +
+                                               " or none",
+                                           detail::pointer_to(missing_names.front())));
+    }
+    return out;
   }
 
   /// Present lists of `names` have one length, equal to `length-name` when present.
-  std::optional<Error> check_equal_length(const detail::RuleSpec& rule) const {
+  std::vector<Error> check_equal_length(const detail::RuleSpec& rule, const Broken& broken) const {
+    std::vector<Error> out;
     std::vector<std::pair<std::string, std::size_t>> lengths;
     for (const auto& name : rule.names) {
       if (const Value* v = find(name)) lengths.emplace_back(name, v->size());
     }
-    if (lengths.empty()) return std::nullopt;
-    long double expected = 0;
-    std::string source;
-    const Value* count = rule.length_name.empty() ? nullptr : find(rule.length_name);
-    if (count != nullptr && !count->is_list()) {
-      const detail::Scalar scalar = detail::item_of(*count, 0);
-      expected = detail::to_number(scalar);
-      source = rule.length_name + " = " + detail::to_text(scalar);
-    } else {
-      expected = static_cast<long double>(lengths.front().second);
-      source = lengths.front().first + " has " + std::to_string(lengths.front().second);
-    }
-    for (const auto& [name, length] : lengths) {
-      if (static_cast<long double>(length) != expected) {
-        return detail::metadata_error(rule.id.c_str(),
-                                      name + " has " + std::to_string(length) +
-                                          (length == 1 ? " entry but " : " entries but ") +
-                                          source + "; give one entry per cache",
-                                      detail::pointer_to(name));
+    if (!lengths.empty()) {
+      long double expected = 0;
+      std::string source;
+      const Value* count = rule.length_name.empty() ? nullptr : find(rule.length_name);
+      if (count != nullptr && !count->is_list()) {
+        const detail::Scalar scalar = detail::item_of(*count, 0);
+        expected = detail::to_number(scalar);
+        source = rule.length_name + " = " + detail::to_text(scalar);
+      } else {
+        expected = static_cast<long double>(lengths.front().second);
+        source = lengths.front().first + " has " + std::to_string(lengths.front().second);
+      }
+      for (const auto& [name, length] : lengths) {
+        if (static_cast<long double>(length) != expected) {
+          out.push_back(detail::metadata_error(rule.id.c_str(),
+                                               name + " has " + std::to_string(length) +
+                                                   (length == 1 ? " entry but " : " entries but ") +
+                                                   source + "; give one entry per cache",
+                                               detail::pointer_to(name)));
+          break;
+        }
       }
     }
-    return std::nullopt;
+    // Each present input is compared with every other: a broken one alone with nothing.
+    std::vector<std::string> inputs = rule.names;
+    if (!rule.length_name.empty()) inputs.push_back(rule.length_name);
+    std::vector<std::string> bad;
+    std::size_t shown = 0;
+    for (const auto& name : inputs) {
+      if (broken_rule(broken, name) != nullptr) bad.push_back(name);
+      if (present(name, broken)) ++shown;
+    }
+    if (!bad.empty() && shown >= 2) out.push_back(unchecked(rule.id, bad, broken));
+    return out;
   }
 
   /// Each value (or list item) of `names` is below the value of `bound`, when both exist.
-  std::optional<Error> check_less_than(const detail::RuleSpec& rule) const {
+  std::vector<Error> check_less_than(const detail::RuleSpec& rule, const Broken& broken) const {
+    std::vector<Error> out;
     const Value* bound = find(rule.bound);
-    if (bound == nullptr || bound->is_list()) return std::nullopt;
-    const detail::Scalar limit = detail::item_of(*bound, 0);
+    if (bound != nullptr && !bound->is_list()) {
+      if (auto error = first_not_below(rule, detail::item_of(*bound, 0))) {
+        out.push_back(std::move(*error));
+      }
+    }
+    // Each name is compared with the bound only.
+    std::vector<std::string> present_names;
+    std::vector<std::string> bad;
+    for (const auto& name : rule.names) {
+      if (present(name, broken)) present_names.push_back(name);
+      if (broken_rule(broken, name) != nullptr) bad.push_back(name);
+    }
+    if (broken_rule(broken, rule.bound) != nullptr && !present_names.empty()) {
+      bad.push_back(rule.bound);
+      out.push_back(unchecked(rule.id, bad, broken));
+    } else if (bound != nullptr && !bad.empty()) {
+      out.push_back(unchecked(rule.id, bad, broken));
+    }
+    return out;
+  }
+
+  std::optional<Error> first_not_below(const detail::RuleSpec& rule,
+                                       const detail::Scalar& limit) const {
     for (const auto& name : rule.names) {
       const Value* v = find(name);
       if (v == nullptr) continue;
@@ -447,5 +517,89 @@ class MetadataBase {
   // (a 64 MiB document of millions of names).
   std::vector<std::size_t> index_;
 };
+
+struct MetadataBase::RuleInputs {
+  MetadataBase values;
+  Broken broken;
+};
+
+inline std::optional<MetadataBase::RuleInputs> MetadataBase::rule_inputs(
+    const json::Document& doc, const detail::SchemaTables& tables) {
+  if (doc.type(0) != json::Type::Object) return std::nullopt;
+  std::vector<std::string> wanted;
+  for (const auto& spec : tables.well_known) wanted.push_back(spec.name);
+  MetadataBase shaped;
+  Broken broken;
+  detail::Builder(doc, tables).values_of(wanted, shaped.entries_, broken);
+  shaped.build_index();
+  RuleInputs out;
+  for (const auto& spec : tables.well_known) {
+    const Value* value = shaped.find(spec.name);
+    if (value == nullptr) continue;
+    if (auto error = shaped.check_well_known(spec)) {
+      broken.emplace_back(spec.name, error->finding().rule);
+    } else {
+      out.values.entries_.emplace_back(spec.name, *value);
+    }
+  }
+  out.values.build_index();
+  out.broken = std::move(broken);
+  return out;
+}
+
+inline std::optional<MetadataBase::RuleInputs> MetadataBase::rule_inputs(
+    std::string_view data, const detail::SchemaTables& tables) {
+  auto doc = json::parse(data, std::string(kMetadataMember));
+  if (!doc) return std::nullopt;
+  return rule_inputs(*doc, tables);
+}
+
+inline MetadataBase::RuleInputs MetadataBase::rule_inputs(
+    const detail::SchemaTables& tables) const {
+  RuleInputs out;
+  for (const auto& spec : tables.well_known) {
+    if (const Value* value = find(spec.name)) out.values.entries_.emplace_back(spec.name, *value);
+  }
+  out.values.build_index();
+  return out;
+}
+
+inline std::vector<Finding> MetadataBase::faults(std::string_view data,
+                                                 const detail::SchemaTables& tables,
+                                                 const Error& first) {
+  std::vector<Finding> out;
+  const std::string& rule = first.finding().rule;
+  auto doc = json::parse(data, std::string(kMetadataMember));
+  if (rule.rfind("json-", 0) == 0 || rule == "metadata-not-object" || !doc) {
+    out.push_back(first.finding());
+    return out;
+  }
+  MetadataBase m;
+  std::vector<Error> errors;
+  std::vector<std::string> good;
+  detail::Builder(*doc, tables).build(m.entries_, &errors, &good);
+  m.build_index();
+  for (const auto& spec : tables.well_known) {
+    if (auto error = m.check_well_known(spec)) errors.push_back(std::move(*error));
+  }
+  std::vector<Finding> warnings;
+  if (auto inputs = rule_inputs(*doc, tables)) {
+    for (const auto& cross : tables.rules) {
+      for (Error& error : inputs->values.check_rule(cross, inputs->broken)) {
+        if (error.finding().rule == kUnchecked) {
+          Finding f = error.finding();
+          f.severity = Severity::Warning;
+          warnings.push_back(std::move(f));
+        } else {
+          errors.push_back(std::move(error));
+        }
+      }
+    }
+  }
+  for (const Error& error : errors) out.push_back(error.finding());
+  for (Finding& warning : warnings) out.push_back(std::move(warning));
+  for (Finding& warning : detail::near_warnings(good, tables)) out.push_back(std::move(warning));
+  return out;
+}
 
 }  // namespace ptn

@@ -78,6 +78,19 @@ constexpr std::int64_t enum_value(std::string_view enumeration, std::string_view
   return static_cast<std::int64_t>(detail::name_not_in_program_layout());
 }
 
+/// The name of `value` in enum `enumeration` (the first so valued); empty when it has none.
+constexpr std::string_view enum_name(std::string_view enumeration, std::int64_t value) {
+  constexpr std::size_t count = sizeof layout::kEnums / sizeof layout::kEnums[0];
+  for (std::size_t e = 0; e < count; ++e) {
+    const layout::Enum& en = layout::kEnums[e];
+    if (en.name != enumeration) continue;
+    for (std::size_t i = en.first; i < std::size_t{en.first} + en.count; ++i) {
+      if (layout::kEnumValues[i].value == value) return layout::kEnumValues[i].name;
+    }
+  }
+  return {};
+}
+
 /// Bytes of a scalar kind, or of one item of a vector (4: an offset).
 constexpr std::size_t kind_size(Kind k) {
   switch (k) {
@@ -161,6 +174,11 @@ inline constexpr std::size_t kIntArg = table("IntArg");
 inline constexpr std::size_t kFloatArg = table("FloatArg");
 inline constexpr std::size_t kBoolArg = table("BoolArg");
 inline constexpr std::size_t kIntListArg = table("IntListArg");
+inline constexpr std::size_t kNoneArg = table("NoneArg");
+inline constexpr std::size_t kStringArg = table("StringArg");
+inline constexpr std::size_t kScalarTypeArg = table("ScalarTypeArg");
+inline constexpr std::size_t kFloatListArg = table("FloatListArg");
+inline constexpr std::size_t kBoolListArg = table("BoolListArg");
 inline constexpr std::size_t kArgumentValue = union_index("ArgumentValue");
 inline constexpr std::size_t kQuantScheme = union_index("QuantScheme");
 static_assert(layout::kRoot == kProgram, "the root table is Program");
@@ -179,6 +197,7 @@ inline constexpr std::size_t kGraphOutputs = vector_of(kGraph, "outputs", Kind::
 inline constexpr std::size_t kGraphTensorValues = tables_of(kGraph, "tensor_values", kTensorValue);
 inline constexpr std::size_t kNodeName = string(kNode, "name");
 inline constexpr std::size_t kNodeOpKind = scalar(kNode, "op_kind", Kind::Byte);
+inline constexpr std::size_t kNodeTarget = string(kNode, "target");
 inline constexpr std::size_t kNodeInputs = tables_of(kNode, "inputs", kNamedArgument);
 inline constexpr std::size_t kNodeOutputs = tables_of(kNode, "outputs", kOutput);
 inline constexpr std::size_t kNamedArgumentName = string(kNamedArgument, "name");
@@ -194,6 +213,11 @@ inline constexpr std::int64_t kIntArgCode = union_code(kArgumentValue, kIntArg);
 inline constexpr std::int64_t kFloatArgCode = union_code(kArgumentValue, kFloatArg);
 inline constexpr std::int64_t kBoolArgCode = union_code(kArgumentValue, kBoolArg);
 inline constexpr std::int64_t kIntListArgCode = union_code(kArgumentValue, kIntListArg);
+inline constexpr std::int64_t kNoneArgCode = union_code(kArgumentValue, kNoneArg);
+inline constexpr std::int64_t kStringArgCode = union_code(kArgumentValue, kStringArg);
+inline constexpr std::int64_t kScalarTypeArgCode = union_code(kArgumentValue, kScalarTypeArg);
+inline constexpr std::int64_t kFloatListArgCode = union_code(kArgumentValue, kFloatListArg);
+inline constexpr std::int64_t kBoolListArgCode = union_code(kArgumentValue, kBoolListArg);
 inline constexpr std::size_t kTensorArgName = string(kTensorArg, "name");
 inline constexpr std::size_t kTensorListArgNames = vector_of(kTensorListArg, "names", Kind::String);
 inline constexpr std::size_t kOptionalTensorListArgNames =
@@ -204,6 +228,12 @@ inline constexpr std::size_t kIntArgRef = string(kIntArg, "ref");
 inline constexpr std::size_t kFloatArgRef = string(kFloatArg, "ref");
 inline constexpr std::size_t kBoolArgRef = string(kBoolArg, "ref");
 inline constexpr std::size_t kIntListArgRefs = vector_of(kIntListArg, "refs", Kind::String);
+inline constexpr std::size_t kIntListArgValues = vector_of(kIntListArg, "values", Kind::Long);
+inline constexpr std::size_t kIntArgValue = scalar(kIntArg, "value", Kind::Long);
+inline constexpr std::size_t kFloatArgValue = scalar(kFloatArg, "value", Kind::Double);
+inline constexpr std::size_t kBoolArgValue = scalar(kBoolArg, "value", Kind::Bool);
+inline constexpr std::size_t kStringArgValue = string(kStringArg, "value");
+inline constexpr std::size_t kScalarTypeArgValue = scalar(kScalarTypeArg, "value", Kind::Byte);
 inline constexpr std::size_t kOutputName = string(kOutput, "name");
 inline constexpr std::size_t kOutputAliasOf = string(kOutput, "alias_of");
 inline constexpr std::size_t kOutputKind = scalar(kOutput, "kind", Kind::Byte);
@@ -237,8 +267,10 @@ inline constexpr std::size_t kBufferFqn = string(kMutableBufferSpec, "fqn");
 
 // Enum values.
 inline constexpr std::int64_t kPlaceholder = enum_value("OpKind", "PLACEHOLDER");
+inline constexpr std::int64_t kCallFunction = enum_value("OpKind", "CALL_FUNCTION");
 inline constexpr std::int64_t kTensorListOutput = enum_value("OutputValueKind", "TENSOR_LIST");
 inline constexpr std::int64_t kUserInputMutation = enum_value("OutputKind", "USER_INPUT_MUTATION");
+inline constexpr std::int64_t kBufferMutation = enum_value("OutputKind", "BUFFER_MUTATION");
 
 }  // namespace f
 }  // namespace program

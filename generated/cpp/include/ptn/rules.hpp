@@ -12,7 +12,7 @@ namespace ptn {
 namespace rules {
 
 /// The version of spec.md (its title line).
-inline constexpr std::string_view kSpecVersion = "1.0.0";
+inline constexpr std::string_view kSpecVersion = "1.1.0";
 
 struct Rule {
   std::string_view id;
@@ -36,12 +36,20 @@ inline constexpr Rule kRules[] = {
     {"json-too-deep", Severity::Error},
     {"json-too-large", Severity::Error},
     {"json-trailing-data", Severity::Error},
+    {"llm-cache-count-mismatch", Severity::Error},
     {"llm-cache-geometry-length", Severity::Error},
+    {"llm-cache-geometry-mismatch", Severity::Error},
     {"llm-cache-geometry-together", Severity::Error},
     {"llm-config-conflict", Severity::Error},
     {"llm-config-invalid", Severity::Error},
+    {"llm-context-exceeds-program", Severity::Error},
+    {"llm-kv-shared-layers-out-of-range", Severity::Error},
+    {"llm-rule-unchecked", Severity::Warning},
+    {"llm-seq-len-exceeds-program", Severity::Error},
     {"llm-token-id-out-of-range", Severity::Error},
     {"llm-value-out-of-range", Severity::Error},
+    {"llm-vocab-mismatch", Severity::Error},
+    {"llm-window-exceeds-cache", Severity::Error},
     {"llm-wrong-type", Severity::Error},
     {"metadata-int-out-of-range", Severity::Error},
     {"metadata-invalid-name", Severity::Error},
@@ -56,6 +64,7 @@ inline constexpr Rule kRules[] = {
     {"metadata-wrong-kind", Severity::Error},
     {"ptg-bad-identifier", Severity::Error},
     {"ptg-bad-root-offset", Severity::Error},
+    {"ptg-buffer-never-written", Severity::Warning},
     {"ptg-conflicting-binding", Severity::Error},
     {"ptg-constant-dtype-mismatch", Severity::Error},
     {"ptg-constant-shape-mismatch", Severity::Error},
@@ -71,8 +80,10 @@ inline constexpr Rule kRules[] = {
     {"ptg-no-methods", Severity::Error},
     {"ptg-operator-schema-mismatch", Severity::Error},
     {"ptg-operators-unchecked", Severity::Warning},
+    {"ptg-redefined-value", Severity::Error},
     {"ptg-too-large", Severity::Warning},
     {"ptg-too-short", Severity::Error},
+    {"ptg-undeclared-mutation", Severity::Error},
     {"ptg-undefined-value", Severity::Error},
     {"ptg-unknown-operator", Severity::Error},
     {"ptg-unknown-version", Severity::Warning},

@@ -124,11 +124,13 @@ public final class PackageValidator {
     for (ZipMembers.Member m : byName.values()) if (m.fault != null) unreadable.add(m.name);
     ZipMembers.Member ptg = unreadable.contains(PTG) ? null : byName.get(PTG);
     ProgramTable program = null;
+    boolean programFaults = false; // an error of program.ptg: its facts are not compared (9.8)
     if (ptg != null) {
       // The whole member, to verify its tables (only the envelope of one over the runtime's cap).
       long take = ProgramReader.readsTables(ptg.size) ? ptg.size : Math.min(8, ptg.size);
       ProgramReader read = ProgramReader.read(r.read(ptg.dataOffset, (int) take), ptg.size);
       program = read.program;
+      programFaults = hasError(read.findings);
       out.addAll(read.findings);
     }
     ZipMembers.Member st = unreadable.contains(SAFETENSORS) ? null : byName.get(SAFETENSORS);
@@ -174,7 +176,9 @@ public final class PackageValidator {
               unreadable.contains(SAFETENSORS) ? null : tensors,
               unreadable.contains(ALIASES) ? null : aliasMap,
               brokenKeys(found));
-      out.addAll(ProgramConstants.constantFindings(program, stored, ProgramLayout.LAYOUT));
+      List<Finding> constants = ProgramConstants.constantFindings(program, stored, ProgramLayout.LAYOUT);
+      programFaults |= hasError(constants);
+      out.addAll(constants);
     }
     ZipMembers.Member meta = unreadable.contains(METADATA) ? null : byName.get(METADATA);
     if (meta != null) {
@@ -183,11 +187,13 @@ public final class PackageValidator {
         bytes = jsonBytes(r, meta);
         Metadata parsed = Metadata.parse(bytes);
         out.addAll(MetadataFaults.nearWarnings(parsed.names(), Metadata.TABLES));
+        if (program != null && !programFaults) out.addAll(agreement(program, bytes));
       } catch (PtnException err) {
         out.add(Finding.of(err, METADATA));
         if (bytes != null && (err.rule().startsWith("metadata-") || err.rule().startsWith("llm-"))) {
           List<Finding> all = MetadataFaults.all(bytes, Metadata.TABLES);
           out.addAll(all.subList(Math.min(1, all.size()), all.size()));
+          if (program != null && !programFaults) out.addAll(agreement(program, bytes));
         }
       }
     }
@@ -196,6 +202,18 @@ public final class PackageValidator {
       if (header != null && !header.entries.isEmpty()) out.addAll(boolFindings(r, st, header));
     }
     return out;
+  }
+
+  private static boolean hasError(List<Finding> findings) {
+    for (Finding f : findings) if (f.severity().equals("error") && PTG.equals(f.member())) return true;
+    return false;
+  }
+
+  /** The metadata against the program (spec 9.8). */
+  private static List<Finding> agreement(ProgramTable program, byte[] metadata) {
+    MetadataFaults.Inputs inputs = MetadataFaults.inputs(metadata, Metadata.TABLES);
+    if (inputs == null) return new ArrayList<>();
+    return LlmAgreement.findings(LlmAgreement.facts(program, ProgramLayout.LAYOUT), inputs);
   }
 
   private static List<Finding> membership(List<String> names) {

@@ -12,7 +12,9 @@ import java.util.Map;
  * order of spec.md section 4.1: the envelope (size, identifier, root offset, the runtime's size
  * cap); the root table's version (one ptn does not know is a warning, and nothing further is
  * read); the whole buffer verified and decoded in one walk ({@link ProgramVerifier}); the rules
- * about the methods; the values each graph uses ({@link ProgramValues}). Nothing is thrown.
+ * about the methods; the values each graph uses and defines ({@link ProgramValues}); each call
+ * node against ptn's operator table, then what it writes ({@link ProgramEffects}). Nothing is
+ * thrown.
  */
 final class ProgramReader {
   static final String PTG = "program.ptg";
@@ -120,6 +122,7 @@ final class ProgramReader {
     }
     findings.addAll(methodFindings(program));
     findings.addAll(ProgramValues.undefinedFindings(program, layout));
+    findings.addAll(ProgramEffects.graphFindings(program, layout));
     return new ProgramReader(program, findings);
   }
 

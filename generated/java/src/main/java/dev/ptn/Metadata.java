@@ -132,7 +132,23 @@ public final class Metadata extends MetadataBase {
               Long.valueOf(9223372036854775807L),
               null,
               null,
-              "Sliding-window length per cache; 0 means no window (full history).")),
+              "Sliding-window length per cache; 0 means no window (full history)."),
+          new SchemaTables.WellKnown(
+              "get_n_layers",
+              "int",
+              Long.valueOf(1L),
+              Long.valueOf(9223372036854775807L),
+              null,
+              null,
+              "Number of decoder layers (ExecuTorch's Llama export writes it instead of get_n_caches)."),
+          new SchemaTables.WellKnown(
+              "get_num_kv_shared_layers",
+              "int",
+              Long.valueOf(0L),
+              Long.valueOf(9223372036854775807L),
+              null,
+              null,
+              "Last layers that reuse an earlier layer's KV cache instead of keeping their own (YOCO); absent means 0.")),
           Arrays.asList(
           new SchemaTables.Rule(
               "llm-cache-geometry-together",
@@ -148,7 +164,12 @@ public final class Metadata extends MetadataBase {
               "llm-token-id-out-of-range",
               "less-than",
               Arrays.asList("get_bos_id", "get_eos_ids"),
-              null, "get_vocab_size", null)));
+              null, "get_vocab_size", null),
+          new SchemaTables.Rule(
+              "llm-kv-shared-layers-out-of-range",
+              "less-than",
+              Arrays.asList("get_num_kv_shared_layers"),
+              null, "get_n_layers", null)));
 
   private Metadata(byte[] document) {
     super(document, TABLES);
@@ -243,5 +264,15 @@ public final class Metadata extends MetadataBase {
   /** get_windows (integer list; each >= 0): Sliding-window length per cache; 0 means no window (full history). Null when absent. */
   public long[] windows() {
     return optionalInts("get_windows");
+  }
+
+  /** get_n_layers (integer; >= 1): Number of decoder layers (ExecuTorch's Llama export writes it instead of get_n_caches). Null when absent. */
+  public Long nLayers() {
+    return optionalInt("get_n_layers");
+  }
+
+  /** get_num_kv_shared_layers (integer; >= 0): Last layers that reuse an earlier layer's KV cache instead of keeping their own (YOCO); absent means 0. Null when absent. */
+  public Long numKvSharedLayers() {
+    return optionalInt("get_num_kv_shared_layers");
   }
 }

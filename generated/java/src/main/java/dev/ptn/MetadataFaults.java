@@ -2,19 +2,23 @@
 package dev.ptn;
 
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Every fault of one metadata.json document, for validators (spec 9), as ptn.metadata.faults
+ * Every fault of one metadata.json document, for validators (spec 9.4), as ptn.metadata.faults
  * and ptn.metadata.near do it: per name in document order its first fault, then each well-known
- * value out of kind or range, then (only when none of those) each cross-field rule broken; and
- * a metadata-near-well-known warning for each name within two edits (case aside) of a
- * well-known name.
+ * value out of kind or range, then each cross-field rule broken among the values that passed;
+ * then the warnings: each rule a broken value kept from comparing (llm-rule-unchecked), and a
+ * metadata-near-well-known warning for each name within two edits (case aside) of a
+ * well-known name. {@link Inputs} hands the well-known values on to the rules of the metadata
+ * against the program ({@link LlmAgreement}).
  */
 final class MetadataFaults {
   static final String NEAR = "metadata-near-well-known";
@@ -85,6 +89,41 @@ final class MetadataFaults {
     return out;
   }
 
+  /** The well-known names of a document, as the rules between names take them. */
+  static final class Inputs {
+    /** The well-known names whose value passed spec 9.1 to 9.3. */
+    final Map<String, Object> values = new LinkedHashMap<>();
+    /** The well-known names present whose value breaks them -> the rule it breaks. */
+    final Map<String, String> broken = new LinkedHashMap<>();
+  }
+
+  /** Each well-known name of a parsed document, its value checked (spec 9.2 and 9.3). */
+  static Inputs inputs(Map<?, ?> document, SchemaTables tables) {
+    Inputs out = new Inputs();
+    for (SchemaTables.WellKnown spec : tables.wellKnown) {
+      if (!document.containsKey(spec.name)) continue;
+      try {
+        Object entry = MetadataBase.entryOf(document.get(spec.name), spec.name);
+        MetadataBase.checkWellKnown(spec, entry);
+        out.values.put(spec.name, entry);
+      } catch (PtnException err) {
+        out.broken.put(spec.name, err.rule());
+      }
+    }
+    return out;
+  }
+
+  /** The well-known values of metadata.json's bytes; null when it is no JSON object. */
+  static Inputs inputs(byte[] document, SchemaTables tables) {
+    Object parsed;
+    try {
+      parsed = StrictJson.parse(document, MetadataBase.MEMBER, true);
+    } catch (PtnException err) {
+      return null;
+    }
+    return parsed instanceof Map ? inputs((Map<?, ?>) parsed, tables) : null;
+  }
+
   /** Every fault of a document that Metadata.parse refused: errors, then warnings. */
   static List<Finding> all(byte[] document, SchemaTables tables) {
     List<Finding> errors = new ArrayList<>();
@@ -103,7 +142,9 @@ final class MetadataFaults {
       }
       return errors;
     }
-    Map<String, Object> values = new LinkedHashMap<>();
+    Map<String, Object> shaped = new LinkedHashMap<>();
+    Set<String> known = new HashSet<>();
+    for (SchemaTables.WellKnown spec : tables.wellKnown) known.add(spec.name);
     List<String> good = new ArrayList<>();
     Matcher matcher =
         MetadataBase.PATTERNS.computeIfAbsent(tables.namePattern, Pattern::compile).matcher("");
@@ -112,13 +153,14 @@ final class MetadataFaults {
       try {
         MetadataBase.checkName(name, tables, matcher);
         good.add(name);
-        values.put(name, MetadataBase.entryOf(e.getValue(), name));
+        Object entry = MetadataBase.entryOf(e.getValue(), name);
+        if (known.contains(name)) shaped.put(name, entry);
       } catch (PtnException err) {
         errors.add(Finding.of(err, MetadataBase.MEMBER));
       }
     }
     for (SchemaTables.WellKnown spec : tables.wellKnown) {
-      Object entry = values.get(spec.name);
+      Object entry = shaped.get(spec.name);
       if (entry == null) continue;
       try {
         MetadataBase.checkWellKnown(spec, entry);
@@ -126,12 +168,20 @@ final class MetadataFaults {
         errors.add(Finding.of(err, MetadataBase.MEMBER));
       }
     }
-    if (errors.isEmpty()) {
-      for (SchemaTables.Rule rule : tables.rules) {
-        PtnException failure = MetadataRules.check(rule, values);
-        if (failure != null) errors.add(Finding.of(failure, MetadataBase.MEMBER));
+    Inputs inputs = inputs((Map<?, ?>) parsed, tables);
+    List<Finding> warnings = new ArrayList<>();
+    for (SchemaTables.Rule rule : tables.rules) {
+      for (PtnException failure : MetadataRules.check(rule, inputs.values, inputs.broken)) {
+        if (failure.rule().equals(MetadataRules.UNCHECKED)) {
+          warnings.add(
+              Finding.warning(
+                  failure.rule(), MetadataBase.MEMBER, failure.pointer(), failure.detail()));
+        } else {
+          errors.add(Finding.of(failure, MetadataBase.MEMBER));
+        }
       }
     }
+    errors.addAll(warnings);
     errors.addAll(nearWarnings(good, tables));
     return errors;
   }

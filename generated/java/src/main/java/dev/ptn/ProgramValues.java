@@ -3,19 +3,23 @@ package dev.ptn;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
- * ptg-undefined-value (spec section 4.4; ptn.program.ssa): every value a graph uses is defined
- * earlier in that graph. One namespace per graph: its inputs, its nodes' outputs, and in a
- * method's top graph the method's constants and mutable buffers; a subgraph (GraphArg) starts
- * a namespace of its own. The walk visits each node once per offset that reaches it, which the
+ * ptg-undefined-value and ptg-redefined-value (spec section 4.4; ptn.program.ssa): every value a
+ * graph uses is defined earlier in that graph, and no value is defined twice. One namespace per
+ * graph: its inputs, its nodes' outputs, and in a method's top graph the method's constants and
+ * mutable buffers; a subgraph (GraphArg) starts a namespace of its own. A PLACEHOLDER's output
+ * that bears the node's own name stands for the value it places and defines nothing new. The walk visits each node once per offset that reaches it, which the
  * verifier bounds by the size of program.ptg: linear time, memory bounded by the program.
  */
 final class ProgramValues {
   private static final String RULE = "ptg-undefined-value";
+  private static final String REDEFINED = "ptg-redefined-value";
 
   private final Budget out = new Budget(); // 10^5 references to one missing name list 100
   private final long placeholder;
@@ -28,7 +32,8 @@ final class ProgramValues {
     userInputMutation = layout.code("OutputKind", "USER_INPUT_MUTATION");
   }
 
-  /** ptg-undefined-value for every method, in program order, within the budget. */
+  /** ptg-undefined-value and ptg-redefined-value for every method, in program order (each node:
+   * its uses, its subgraphs, then its definitions), within the budget. */
   static List<Finding> undefinedFindings(ProgramTable program, ProgramSchema layout) {
     ProgramValues walk = new ProgramValues(layout);
     ProgramTable[] methods = program.tables("methods");
@@ -110,13 +115,13 @@ final class ProgramValues {
     return uses;
   }
 
-  private void report(List<Object> base, Object[] more, String message) {
-    if (out.room(RULE, "error")) {
+  private void report(String rule, List<Object> base, Object[] more, String message) {
+    if (out.room(rule, "error")) {
       List<Object> tokens = new ArrayList<>(base);
       tokens.addAll(Arrays.asList(more));
-      out.append(Finding.error(RULE, ProgramReader.PTG, JsonPointer.of(tokens.toArray()), message));
+      out.append(Finding.error(rule, ProgramReader.PTG, JsonPointer.of(tokens.toArray()), message));
     } else {
-      out.skip(RULE, "error", 1);
+      out.skip(rule, "error", 1);
     }
   }
 
@@ -126,23 +131,62 @@ final class ProgramValues {
     return out;
   }
 
-  private Set<String> nodes(String method, ProgramTable graph, List<Object> base, Set<String> defined) {
+  /** Record that {@code what} defines {@code name}, or report what defined it first. */
+  private void define(String method, Map<String, String> defined, List<Object> at, String name, String what) {
+    String first = defined.putIfAbsent(name, what);
+    if (first != null) {
+      report(
+          REDEFINED,
+          at,
+          new Object[0],
+          "method " + Text.repr(method) + ": " + what + " defines " + Text.repr(name) + ", which " + first
+              + " already defines; each value of a graph is named once");
+    }
+  }
+
+  /** The values a graph starts with, each named once: {@code names[k]} is declared at {@code
+   * base + before + k + after} as "{@code kind} k". */
+  private void declare(
+      String method, Map<String, String> defined, List<Object> base, String[] names, Object[] before,
+      Object[] after, String kind) {
+    for (int k = 0; k < names.length; k++) {
+      List<Object> at = extend(base, before);
+      at.add(k);
+      at.addAll(Arrays.asList(after));
+      define(method, defined, at, names[k], kind + " " + k);
+    }
+  }
+
+  private void nodes(String method, ProgramTable graph, List<Object> base, Map<String, String> defined) {
     String where = "method " + Text.repr(method);
+    Set<String> placed = new HashSet<>();
     ProgramTable[] nodes = graph.tables("nodes");
     for (int j = 0; j < nodes.length; j++) {
       ProgramTable node = nodes[j];
       List<Object> here = extend(base, "nodes", j);
       String name = node.str("name");
-      if (node.num("op_kind") == placeholder && !defined.contains(name)) {
-        report(
-            here,
-            new Object[] {"name"},
-            where + ": placeholder " + Text.repr(name)
-                + " names no input, constant or mutable buffer of its graph");
+      if (node.num("op_kind") == placeholder) {
+        if (!defined.containsKey(name)) {
+          report(
+              RULE,
+              here,
+              new Object[] {"name"},
+              where + ": placeholder " + Text.repr(name)
+                  + " names no input, constant or mutable buffer of its graph");
+        } else if (placed.contains(name)) {
+          report(
+              REDEFINED,
+              here,
+              new Object[] {"name"},
+              where + ": placeholder " + Text.repr(name) + " places a value that an earlier placeholder"
+                  + " of its graph places: each value of a graph is named once");
+        }
+        placed.add(name);
       }
       for (Use use : uses(node)) {
-        if (!defined.contains(use.name)) {
+        if (!defined.containsKey(use.name)) {
           report(
+              RULE,
               here,
               use.tokens,
               where + ", node " + Text.repr(name) + ": " + use.what + " uses " + Text.repr(use.name)
@@ -154,47 +198,70 @@ final class ProgramValues {
         ProgramTable.Union union = inputs[k].table("arg").union("value");
         if (union != null && union.is("GraphArg")) {
           ProgramTable sub = union.value.table("graph");
-          Set<String> own = new HashSet<>(Arrays.asList(sub.strings("inputs")));
-          nodes(method, sub, extend(here, "inputs", k, "arg", "value", "graph"), own);
+          List<Object> inner = extend(here, "inputs", k, "arg", "value", "graph");
+          Map<String, String> own = new HashMap<>();
+          declare(method, own, inner, sub.strings("inputs"), new Object[] {"inputs"}, new Object[0], "input");
+          nodes(method, sub, inner, own);
         }
       }
-      for (ProgramTable o : node.tables("outputs")) {
-        if (o.num("kind") == tensorList) {
-          defined.addAll(Arrays.asList(o.strings("names")));
-        } else if (!o.str("name").isEmpty()) {
-          defined.add(o.str("name"));
+      String what = "node " + Text.repr(name);
+      ProgramTable[] outputs = node.tables("outputs");
+      for (int o = 0; o < outputs.length; o++) {
+        if (outputs[o].num("kind") == tensorList) {
+          String[] names = outputs[o].strings("names");
+          for (int m = 0; m < names.length; m++) {
+            if (!names[m].isEmpty()) { // an element nothing uses may go unnamed
+              define(method, defined, extend(here, "outputs", o, "names", m), names[m], what);
+            }
+          }
+        } else {
+          String defines = outputs[o].str("name");
+          if (!defines.isEmpty() && !(node.num("op_kind") == placeholder && defines.equals(name))) {
+            define(method, defined, extend(here, "outputs", o, "name"), defines, what);
+          }
         }
       }
     }
     String[] outputs = graph.strings("outputs");
     for (int k = 0; k < outputs.length; k++) {
-      if (!defined.contains(outputs[k])) {
+      if (!defined.containsKey(outputs[k])) {
         report(
+            RULE,
             base,
             new Object[] {"outputs", k},
             where + ": graph output " + k + " is " + Text.repr(outputs[k])
                 + ", which no node, input, constant or buffer of its graph defines");
       }
     }
-    return defined;
   }
 
   private void method(int i, ProgramTable method) {
     ProgramTable graph = method.table("graph");
     String name = method.str("name");
-    List<String> inputs = Arrays.asList(graph.strings("inputs"));
-    Set<String> defined = new HashSet<>(inputs);
-    for (ProgramTable c : method.tables("constants")) defined.add(c.str("name"));
-    for (ProgramTable b : method.tables("mutable_buffers")) defined.add(b.str("name"));
-    nodes(name, graph, Arrays.<Object>asList("methods", i, "graph"), defined);
-    Set<String> userInputs = new HashSet<>(inputs);
+    String[] inputs = graph.strings("inputs");
+    ProgramTable[] constants = method.tables("constants");
+    ProgramTable[] buffers = method.tables("mutable_buffers");
+    String[] constantNames = new String[constants.length];
+    for (int k = 0; k < constants.length; k++) constantNames[k] = constants[k].str("name");
+    String[] bufferNames = new String[buffers.length];
+    for (int k = 0; k < buffers.length; k++) bufferNames[k] = buffers[k].str("name");
+    List<Object> at = Arrays.<Object>asList("methods", i);
+    Map<String, String> defined = new HashMap<>();
+    Object[] none = new Object[0];
+    declare(name, defined, at, inputs, new Object[] {"graph", "inputs"}, none, "input");
+    declare(name, defined, at, constantNames, new Object[] {"constants"}, new Object[] {"name"}, "constant");
+    declare(
+        name, defined, at, bufferNames, new Object[] {"mutable_buffers"}, new Object[] {"name"}, "mutable buffer");
+    nodes(name, graph, extend(at, "graph"), defined);
+    Set<String> userInputs = new HashSet<>(Arrays.asList(inputs));
     ProgramTable[] specs = method.tables("output_specs");
     for (int k = 0; k < specs.length; k++) {
-      List<Object> at = Arrays.<Object>asList("methods", i, "output_specs", k);
+      List<Object> spec = Arrays.<Object>asList("methods", i, "output_specs", k);
       String returned = specs[k].str("name");
-      if (!defined.contains(returned)) {
+      if (!defined.containsKey(returned)) {
         report(
-            at,
+            RULE,
+            spec,
             new Object[] {"name"},
             "method " + Text.repr(name) + ": output spec " + k + " returns " + Text.repr(returned)
                 + ", which nothing in the graph defines");
@@ -202,7 +269,8 @@ final class ProgramValues {
       String target = specs[k].str("target");
       if (specs[k].num("kind") == userInputMutation && !userInputs.contains(target)) {
         report(
-            at,
+            RULE,
+            spec,
             new Object[] {"target"},
             "method " + Text.repr(name) + ": output spec " + k + " updates user input "
                 + Text.repr(target) + ", which is not an input of the graph");

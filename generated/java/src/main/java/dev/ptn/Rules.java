@@ -8,7 +8,7 @@ import java.util.Map;
 /** Every rule id of spec.md (its rule headings) with its severity, in spec order. */
 public final class Rules {
   /** The version of spec.md (its title line): spec_version of a report. */
-  public static final String SPEC_VERSION = "1.0.0";
+  public static final String SPEC_VERSION = "1.1.0";
 
   /** Rule id -> "error", "warning" or "advice", as the rule's heading in spec.md gives it. */
   public static final Map<String, String> SEVERITY = severities();
@@ -60,8 +60,11 @@ public final class Rules {
     put(map, "ptg-unused-constant", "warning");
     put(map, "ptg-mutable-keys-mismatch", "error");
     put(map, "ptg-undefined-value", "error");
+    put(map, "ptg-redefined-value", "error");
     put(map, "ptg-unknown-operator", "error");
     put(map, "ptg-operator-schema-mismatch", "error");
+    put(map, "ptg-undeclared-mutation", "error");
+    put(map, "ptg-buffer-never-written", "warning");
     put(map, "ptg-operators-unchecked", "warning");
     put(map, "st-truncated", "error");
     put(map, "st-header-too-large", "error");
@@ -117,11 +120,19 @@ public final class Rules {
     put(map, "llm-cache-geometry-together", "error");
     put(map, "llm-cache-geometry-length", "error");
     put(map, "llm-token-id-out-of-range", "error");
+    put(map, "llm-kv-shared-layers-out-of-range", "error");
+    put(map, "llm-rule-unchecked", "warning");
     put(map, "metadata-missing-name", "error");
     put(map, "metadata-wrong-kind", "error");
     put(map, "metadata-read-out-of-range", "error");
     put(map, "llm-config-invalid", "error");
     put(map, "llm-config-conflict", "error");
+    put(map, "llm-cache-count-mismatch", "error");
+    put(map, "llm-cache-geometry-mismatch", "error");
+    put(map, "llm-window-exceeds-cache", "error");
+    put(map, "llm-context-exceeds-program", "error");
+    put(map, "llm-seq-len-exceeds-program", "error");
+    put(map, "llm-vocab-mismatch", "error");
     put(map, "sig-malformed", "error");
     put(map, "sig-mismatch", "error");
     put(map, "sig-untrusted", "error");

@@ -45,11 +45,15 @@ final class Text {
     return Integer.compare(a.length() - i, b.length() - j);
   }
 
-  /** A value roughly as Python's repr shows it (strings in single quotes). */
+  /** A value as Python's repr shows it, but ASCII only (as {@link #quote} escapes): strings in
+   * single quotes, or in double quotes when they hold a single quote and no double one. */
   static String repr(Object value) {
     if (value instanceof String) {
-      String q = quote((String) value);
-      return "'" + q.substring(1, q.length() - 1).replace("\\\"", "\"").replace("'", "\\'") + "'";
+      String text = (String) value;
+      String q = quote(text);
+      String body = q.substring(1, q.length() - 1).replace("\\\"", "\"");
+      if (text.indexOf('\'') >= 0 && text.indexOf('"') < 0) return '"' + body + '"';
+      return "'" + body.replace("'", "\\'") + "'";
     }
     if (value == StrictJson.NULL) return "None";
     return show(value);
