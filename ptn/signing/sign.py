@@ -57,7 +57,7 @@ def sign_with(path: PathLike, dest: str, config: Any, *, check: bool = True) -> 
         before = _identity(os.fstat(fd))
         if check:
             _refuse_invalid(name)
-        with tempfile.TemporaryDirectory(prefix="ptn-sig-") as directory:
+        with tempfile.TemporaryDirectory(prefix="ptn_signature_") as directory:
             made = os.path.join(directory, "bundle.sig")
             # The resolved path: model-signing refuses a symlink, as its command does.
             config.sign(os.path.realpath(name), made)

@@ -145,7 +145,7 @@ def _identity(st: os.stat_result) -> tuple[int, ...]:
 def _bundle_file(bundle: Bundle) -> Iterator[str]:
     """The bytes ptn read, in a private file: model-signing verifies exactly what ptn
     parsed (a signature file swapped meanwhile changes nothing) and never reads more."""
-    with tempfile.TemporaryDirectory(prefix="ptn-sig-") as directory:
+    with tempfile.TemporaryDirectory(prefix="ptn_signature_") as directory:
         copy = os.path.join(directory, "bundle.sig")
         with open(copy, "wb") as out:
             out.write(bundle.raw)
