@@ -91,15 +91,14 @@ def replay(files: list[Path], out: Path | None) -> int:
                 for rule in left:
                     left_out[lang][rule] = left_out[lang].get(rule, 0) + 1
                 if got != expected:
-                    path = want.split("\t", 1)[0]
-                    wrong.add(path)
+                    wrong.add(want.split("\t", 1)[0])
                     print(f"{lang} disagrees with python:\n  python: {expected}\n  {lang}: {got}")
         if wrong and out is not None:
             out.mkdir(parents=True, exist_ok=True)
-            for path in wrong:
-                shutil.copy(path, out / Path(path).name)
-    for lang, left in left_out.items():
-        print(describe(lang, left))
+            for failing in wrong:
+                shutil.copy(failing, out / Path(failing).name)
+    for lang, counts in left_out.items():
+        print(describe(lang, counts))
     print(f"replayed {len(files)} files (fast and deep) through Python, C++ and Node: "
           f"{len(wrong)} disagree")  # fmt: skip
     return len(wrong)

@@ -16,6 +16,7 @@ committed files.
 from __future__ import annotations
 
 import argparse
+import functools
 import io
 import json
 import re
@@ -770,7 +771,7 @@ VECTORS_LIST: tuple[Vector, ...] = (
     *(
         Vector(
             f"ptg-unknown-operator-{label}",
-            lambda target=target: pv.retarget(target),
+            functools.partial(pv.retarget, target),
             f"mlp.ptn calling {target.removeprefix('torch.ops.')}, which the table refuses: {why}",
             "ptg-unknown-operator",
         )
