@@ -18,6 +18,9 @@ if [ "$(id -u)" -ne 0 ]; then
   sudo=(sudo)
 fi
 echo "${tag}: apt-get install $*"
+# An install cut off earlier (a killed CI run) leaves dpkg half-configured, and apt-get then
+# refuses everything ("dpkg was interrupted"); finishing it first is a no-op otherwise.
+${sudo[@]+"${sudo[@]}"} env DEBIAN_FRONTEND=noninteractive dpkg --configure -a
 ${sudo[@]+"${sudo[@]}"} apt-get update
 ${sudo[@]+"${sudo[@]}"} env DEBIAN_FRONTEND=noninteractive \
   apt-get install -y --no-install-recommends "$@"
