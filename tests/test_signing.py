@@ -572,6 +572,28 @@ def test_an_edit_renames_the_stale_signature(package: Path, keys: Keys) -> None:
     assert [f.rule for f in check.findings] == ["sig-mismatch"]  # it signs the old bytes
 
 
+def test_an_edit_of_an_unsigned_package_loads_no_signing_module(package: Path) -> None:
+    """Start-up: with no signature beside the package, nor --sign-key, an edit does not import
+    ptn.signing (its bundle reader and hashlib: ~13 ms); with one, it does (the rename above)."""
+    code = (
+        "import sys\n"
+        "from ptn.cli.main import cli\n"
+        "try:\n"
+        "    cli(['metadata', 'set', sys.argv[1], 'get_max_context_len=32'], prog_name='ptn')\n"
+        "except SystemExit as exit:\n"
+        "    assert exit.code == 0, exit.code\n"
+        "print(sorted(m for m in sys.modules if m.startswith('ptn.signing')))\n"
+    )
+    run = [sys.executable, "-c", code, str(package)]
+    unsigned = subprocess.run(run, capture_output=True, text=True)
+    assert unsigned.returncode == 0, unsigned.stderr
+    assert unsigned.stdout.strip() == "[]"
+    Path(f"{package}.sig").write_text("not a bundle")
+    signed = subprocess.run(run, capture_output=True, text=True)
+    assert signed.returncode == 0, signed.stderr
+    assert "ptn.signing.stale" in signed.stdout and "renamed to" in signed.stderr
+
+
 @pytest.mark.slow
 def test_an_edit_with_a_key_signs_the_result(package: Path, keys: Keys) -> None:
     ptn.sign(package, key=keys.key)
