@@ -17,7 +17,6 @@ import functools
 import os
 import struct
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, BinaryIO
@@ -51,6 +50,8 @@ from ptn.zip.structs import (
 )
 
 if TYPE_CHECKING:  # collections.abc.Buffer is 3.12+; annotations are never evaluated
+    from concurrent.futures import Future, ThreadPoolExecutor
+
     from typing_extensions import Buffer
 
 _DOS_DATE_1980_01_01 = (0 << 9) | (1 << 5) | 1
@@ -98,6 +99,10 @@ def _crc_pool() -> ThreadPoolExecutor:
     """
     global _POOL
     if _POOL is None or _POOL[0] != os.getpid():
+        # Imported here: an edit's copies never need the thread (concurrent.futures and the
+        # logging it imports: ~4 ms of start-up)
+        from concurrent.futures import ThreadPoolExecutor
+
         _POOL = (os.getpid(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="ptn.crc"))
     return _POOL[1]
 
