@@ -17,7 +17,7 @@ import click
 
 from ptn.cli.common import UsageProblem, checked
 from ptn.cli.report import NO_TRUST_HINT
-from ptn.core.names import SIGNATURE_SUFFIX
+from ptn.core.names import SIGNATURE_SUFFIX, signature_path
 
 if TYPE_CHECKING:
     from ptn.signing.trust import Signer, Trust
@@ -209,7 +209,6 @@ def sign(
     written atomically. Exit status: 0 signed, 1 refused, 2 usage or I/O problem.
     """
     from ptn.cli.report import safe
-    from ptn.signing.bundle import signature_path
     from ptn.signing.sign import sign_with
 
     if (identity_token is not None or staging) and not sigstore:
@@ -345,10 +344,9 @@ def after_edit(path: str, output: str | None, config: Any) -> None:
     a signature that no longer names the package is renamed to ``.sig.stale``, with a
     warning; with ``config`` (--sign-key) the new package is signed."""
     written = output or path
-    if config is None and not any(os.path.lexists(p + SIGNATURE_SUFFIX) for p in (path, written)):
+    if config is None and not any(os.path.lexists(signature_path(p)) for p in (path, written)):
         return  # no signature here: the signing modules stay unloaded (~13 ms of start-up)
     from ptn.cli.report import safe
-    from ptn.signing.bundle import signature_path
     from ptn.signing.sign import sign_with
     from ptn.signing.stale import retire_stale_signature
 

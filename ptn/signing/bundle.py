@@ -18,7 +18,6 @@ from typing import Any, Literal
 
 from ptn.core.buffers import open_regular
 from ptn.core.errors import PtnError
-from ptn.core.names import SIGNATURE_SUFFIX
 
 Method = Literal["public-key", "certificate", "sigstore"]
 
@@ -35,11 +34,6 @@ STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://model_signing/signature/v1.0"
 _HEX = frozenset("0123456789abcdef")
 _CHUNK = 1 << 20
-
-
-def signature_path(path: str | os.PathLike[str]) -> str:
-    """Where the signature of the package at ``path`` lives: the same path plus ``.sig``."""
-    return os.fspath(path) + SIGNATURE_SUFFIX
 
 
 @dataclass(frozen=True)

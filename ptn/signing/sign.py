@@ -9,7 +9,8 @@ from typing import Any
 
 from ptn.core.buffers import open_regular
 from ptn.core.errors import InvalidPackageError, PtnError
-from ptn.signing.bundle import Bundle, parse_bundle, signature_path
+from ptn.core.names import signature_path
+from ptn.signing.bundle import Bundle, parse_bundle
 from ptn.signing.trust import PathLike, Signer
 
 

@@ -8,7 +8,8 @@ import os
 from dataclasses import dataclass
 
 from ptn.core.errors import PtnError
-from ptn.signing.bundle import file_sha256, read_bundle, signature_path
+from ptn.core.names import signature_path
+from ptn.signing.bundle import file_sha256, read_bundle
 
 STALE_SUFFIX = ".stale"
 

@@ -18,7 +18,8 @@ from typing import Any, Literal
 
 from ptn.core.buffers import open_regular
 from ptn.core.errors import Finding, PtnError, PtnIOError
-from ptn.signing.bundle import Bundle, Method, fd_sha256, read_bundle, signature_path
+from ptn.core.names import signature_path
+from ptn.signing.bundle import Bundle, Method, fd_sha256, read_bundle
 from ptn.signing.trust import PathLike, Trust
 
 Status = Literal["verified", "failed", "unchecked", "absent"]
