@@ -430,6 +430,36 @@ def test_validate_time_limit_interrupts_a_stage_in_the_main_thread(
     assert signal.getsignal(signal.SIGALRM) == signal.SIG_DFL  # handler restored
 
 
+def test_a_held_alarm_handler_times_every_call_of_a_loop_and_gives_the_callers_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``alarm_handler`` (``ptn validate -j1``'s loop) installs the handler once: each call
+    under it still stops at its own limit, and the caller's handler is back after."""
+    import ptn.remote.sparse
+    from ptn.remote.validate import alarm_handler
+
+    def stuck(buf: object, deep: bool = False) -> Iterator[Finding]:
+        time.sleep(30)
+        yield from ()
+
+    def mine(signum: int, frame: object) -> None:
+        raise AssertionError("the caller's handler ran")
+
+    monkeypatch.setattr(ptn.remote.sparse, "sparse_stages", stuck)
+    monkeypatch.setenv("PTN_NATIVE", "0")
+    previous = signal.signal(signal.SIGALRM, mine)
+    try:
+        with alarm_handler():
+            assert signal.getsignal(signal.SIGALRM) is not mine
+            for _ in range(3):
+                report = ptn.validate(_tiny(), time_limit=0.1)
+                assert [f.rule for f in report.findings] == ["ptn-timeout"]
+            assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # no timer left armed
+        assert signal.getsignal(signal.SIGALRM) is mine
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+
+
 def test_validate_time_limit_between_stages_in_another_thread(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

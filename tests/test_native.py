@@ -253,6 +253,32 @@ def test_a_large_file_goes_to_python(monkeypatch: pytest.MonkeyPatch) -> None:
     assert native.native_findings((REPO / "examples/tiny-llm.ptn").read_bytes(), False) is None
 
 
+def test_a_file_read_natively_gives_what_its_bytes_give() -> None:
+    """``file_findings`` (opened and read by the extension) answers as ``native_findings`` on
+    the file's bytes, for every file of the corpus, both modes."""
+    for path in CORPUS:
+        data = path.read_bytes()
+        for deep in (False, True):
+            assert native.file_findings(str(path), deep) == native.native_findings(data, deep)
+
+
+def test_what_is_not_a_small_regular_file_goes_to_python(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """None for a missing file, a directory, a FIFO (not waited for), an unreadable name and
+    a file past NATIVE_MAX: Python's path opens it and says what it is."""
+    tiny = REPO / "examples/tiny-llm.ptn"
+    fifo = tmp_path / "fifo.ptn"
+    os.mkfifo(fifo)
+    for path in (tmp_path / "missing.ptn", tmp_path, fifo, str(tmp_path) + "/a\0b.ptn"):
+        assert native.file_findings(str(path), True) is None, path
+    assert ptn.validate(fifo).findings[0].rule == "ptn-io-error"
+    assert native.file_findings(str(tiny), True) == []
+    monkeypatch.setattr(native, "NATIVE_MAX", tiny.stat().st_size - 1)
+    assert native.file_findings(str(tiny), True) is None
+    assert ptn.validate(tiny).findings == []  # by the Python stages
+
+
 def test_what_the_extension_cannot_say_goes_to_python(monkeypatch: pytest.MonkeyPatch) -> None:
     """Out of memory, or a message that is not UTF-8: Python validates the file."""
 
@@ -263,11 +289,16 @@ def test_what_the_extension_cannot_say_goes_to_python(monkeypatch: pytest.Monkey
         def validate(self, data: bytes, deep: bool) -> None:
             raise self.error
 
-    data = (REPO / "examples/tiny-llm.ptn").read_bytes()
+        def validate_file(self, path: bytes, deep: bool, most: int) -> None:
+            raise self.error
+
+    tiny = REPO / "examples/tiny-llm.ptn"
+    data = tiny.read_bytes()
     assert native.native_findings(data, False) == []
     for error in (MemoryError(), UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid")):
         monkeypatch.setattr(native, "_native", Failing(error))
         assert native.native_findings(data, False) is None
+        assert native.file_findings(str(tiny), False) is None
 
 
 # -- what messages show: the C++ binding renders it as Python does --------------------------

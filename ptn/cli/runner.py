@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from ptn.core.errors import Finding
 from ptn.remote.batch import check
+from ptn.remote.validate import alarm_handler
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -64,7 +65,8 @@ Results = list[tuple[str, list[Finding]]]
 
 def check_batch(paths: Sequence[str], deep: bool, time_limit: float) -> Results:
     """``check_one`` for each path in turn, in one worker task (each under its own limit)."""
-    return [check_one(path, deep, time_limit) for path in paths]
+    with alarm_handler():
+        return [check_one(path, deep, time_limit) for path in paths]
 
 
 # A batch (one worker task) holds up to this many files and bytes; a bigger file goes alone.
@@ -109,10 +111,11 @@ def run_all(
     per file, as each batch's results are yielded.
     """
     if jobs <= 1 or len(files) <= 1:
-        for path in files:
-            yield check_one(path, deep, time_limit)
-            if progress:
-                progress()
+        with alarm_handler():  # installed once for the loop
+            for path in files:
+                yield check_one(path, deep, time_limit)
+                if progress:
+                    progress()
         return
     # Imported here: a one-file run (a pre-commit hook) never pays for multiprocessing.
     from concurrent.futures import ProcessPoolExecutor

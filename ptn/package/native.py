@@ -63,9 +63,30 @@ def native_findings(data: bytes, deep: bool) -> list[Finding] | None:
         found = _native.validate(data, deep)
     except (MemoryError, ValueError):  # ValueError: a message that is not UTF-8 (a C++ bug)
         return None
+    return _as_python_gives(found)
+
+
+def file_findings(path: str, deep: bool) -> list[Finding] | None:
+    """``native_findings`` of the local file ``path``, opened and read whole by the native
+    module (one call a file, the GIL released: half the cost of a small file's check in
+    Python's hands); None when Python must validate it: not a regular file of at most
+    ``NATIVE_MAX`` bytes, not readable (Python's open says why), or as ``native_findings``."""
+    if _native is None:
+        return None
+    try:
+        found = _native.validate_file(os.fsencode(path), deep, NATIVE_MAX)
+    except (MemoryError, ValueError):
+        return None
+    return None if found is None else _as_python_gives(found)
+
+
+def _as_python_gives(
+    found: list[tuple[str, str, str | None, str | None, str, int]],
+) -> list[Finding] | None:
+    """The native module's tuples as Findings; None if one is a rule only Python words."""
     if any(f[0] in PYTHON_WORDED for f in found):
         return None
     return [
-        Finding(rule, severity, member, pointer, message, more)
+        Finding(rule, severity, member, pointer, message, more)  # type: ignore[arg-type]
         for rule, severity, member, pointer, message, more in found
     ]

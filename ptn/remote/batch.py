@@ -20,7 +20,7 @@ from typing import IO, Any, Literal
 
 from ptn.core.errors import Finding, verdict
 from ptn.remote.sources import TransferStats
-from ptn.remote.validate import validate
+from ptn.remote.validate import alarm_handler, validate
 
 _COUNTS = ("files", "valid", "invalid", "unchecked", "errors", "warnings", "advice")
 
@@ -48,7 +48,8 @@ def record(target: str, findings: Sequence[Finding]) -> str:
 
 def check_batch(targets: Sequence[str], deep: bool, time_limit: float | None) -> list[str]:
     """The records of ``targets``, in order: one engine task (the lines travel back as text)."""
-    return [record(t, check(t, deep, time_limit)) for t in targets]
+    with alarm_handler():
+        return [record(t, check(t, deep, time_limit)) for t in targets]
 
 
 def run_urls(

@@ -34,6 +34,32 @@ def _on_alarm(signum: int, frame: object) -> None:
     raise _Timeout
 
 
+_held = False
+"""Whether ``alarm_handler`` holds SIGALRM's handler in the main thread right now."""
+
+
+@contextmanager
+def alarm_handler() -> Iterator[None]:
+    """SIGALRM's handler is ours until the block ends; the caller's is back then.
+
+    A loop of ``validate`` calls with a time limit in the main thread (``ptn validate
+    -j1``, a worker's batch) holds it around the loop: each call then only sets its timer,
+    instead of swapping the handler twice (~7 µs a file, a sixth of a small file's cost).
+    Nested, it does nothing.
+    """
+    global _held
+    if _held or threading.current_thread() is not threading.main_thread():
+        yield  # a thread's limit is a watchdog's (``_alarm``): no handler to hold
+        return
+    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    _held = True
+    try:
+        yield
+    finally:
+        _held = False
+        signal.signal(signal.SIGALRM, previous)
+
+
 @contextmanager
 def _alarm(seconds: float | None) -> Iterator[None]:
     """Raise ``_Timeout`` in this thread after ``seconds``, wherever it is.
@@ -48,13 +74,12 @@ def _alarm(seconds: float | None) -> Iterator[None]:
         yield
         return
     if threading.current_thread() is threading.main_thread():
-        previous = signal.signal(signal.SIGALRM, _on_alarm)
-        signal.setitimer(signal.ITIMER_REAL, seconds)
-        try:
-            yield
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous)
+        with alarm_handler():
+            signal.setitimer(signal.ITIMER_REAL, seconds)
+            try:
+                yield
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
         return
     watchdog = _Watchdog(threading.get_ident(), seconds)
     try:
@@ -119,13 +144,14 @@ def _findings(
         with remote_findings(path, deep, stats=stats, deadline=deadline) as found:
             yield found
         return
-    fd = open_regular(path)
-    try:
-        source = FileSource(fd, path)
-        native_found = _native_findings(source, deep)
+    if native.available():
+        native_found = native.file_findings(path, deep)
         if native_found is not None:
             yield iter(native_found)
             return
+    fd = open_regular(path)
+    try:
+        source = FileSource(fd, path)
         from ptn.remote.sparse import sparse_findings
 
         lease = source.leased() if deep and source.size >= LEASE_MIN else nullcontext()
@@ -139,15 +165,6 @@ LEASE_MIN = 4 << 20
 """Deep validation of a local file at least this large reads it through a mapping held
 under a read lease (ptn.package.lease), where one can be had: the copy a ``pread`` makes
 costs more than the CRC-32s; below this size it costs under a millisecond."""
-
-
-def _native_findings(source: FileSource, deep: bool) -> list[Finding] | None:
-    """The findings of a small local package from the compiled C++ validator, when they
-    are exactly Python's (ptn.package.native); None when the stages must run."""
-    if not native.available() or source.size > native.NATIVE_MAX:
-        return None
-    whole = source.tail if len(source.tail) == source.size else source.read(0, source.size)
-    return native.native_findings(whole, deep)
 
 
 def validate(
