@@ -207,7 +207,7 @@ def test_a_bug_is_reported_as_internal_error_not_as_a_verdict(
     def broken(path: str, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("ptn.remote.batch.validate", broken)
+    monkeypatch.setattr("ptn.remote.validate.validate", broken)
     _, findings = runner.check_one(str(TINY), True, 5.0)
     assert [f.rule for f in findings] == ["ptn-internal-error"]
     assert "bug in ptn" in findings[0].message and "boom" in findings[0].message
@@ -216,10 +216,10 @@ def test_a_bug_is_reported_as_internal_error_not_as_a_verdict(
 def test_a_dead_worker_is_reported_and_the_run_goes_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import ptn.remote.batch
+    import ptn.remote.validate
     from ptn.cli import runner
 
-    real = ptn.remote.batch.validate
+    real = ptn.remote.validate.validate
     doomed = tmp_path / "die.ptn"
     doomed.write_bytes(TINY.read_bytes())
 
@@ -228,7 +228,7 @@ def test_a_dead_worker_is_reported_and_the_run_goes_on(
             os._exit(9)  # as if killed: the worker process is gone
         return real(path, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(ptn.remote.batch, "validate", dying)  # workers are forked after this
+    monkeypatch.setattr(ptn.remote.validate, "validate", dying)  # workers are forked after this
     results = list(runner.run_all([str(TINY), str(doomed)], True, 2, 30.0))
     by_path = dict(results)
     assert by_path[str(TINY)] == []
@@ -281,13 +281,13 @@ def test_batched_workers_give_results_in_input_order(tmp_path: Path) -> None:
 def test_a_dead_worker_inside_a_batch_is_reported_for_its_file_only(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import ptn.remote.batch
+    import ptn.remote.validate
     from ptn.cli import runner
 
     files = _many(tmp_path, 30)
     doomed = files[7]
     assert any(doomed in batch and len(batch) > 1 for batch in runner.batches(files, 2))
-    real = ptn.remote.batch.validate
+    real = ptn.remote.validate.validate
 
     def dying(path: str, **kwargs: object) -> object:
         if path == doomed:
@@ -295,7 +295,7 @@ def test_a_dead_worker_inside_a_batch_is_reported_for_its_file_only(
         return real(path, **kwargs)  # type: ignore[arg-type]
 
     expected = list(runner.run_all(files, True, 1, 30.0))
-    monkeypatch.setattr(ptn.remote.batch, "validate", dying)  # workers are forked after this
+    monkeypatch.setattr(ptn.remote.validate, "validate", dying)  # workers are forked after this
     results = list(runner.run_all(files, True, 2, 30.0))
     assert [path for path, _ in results] == files
     for (path, findings), (_, before) in zip(results, expected, strict=True):
@@ -327,7 +327,7 @@ def test_a_batch_submitted_to_a_broken_pool_fails_in_its_turn() -> None:
 def test_batched_exit_codes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Through click, in this process (so the forked workers see the patch): all valid 0,
     some invalid 1, a file whose worker died 2 (it was not checked)."""
-    import ptn.remote.batch
+    import ptn.remote.validate
     from ptn.cli.main import cli
 
     good = tmp_path / "good"
@@ -340,14 +340,14 @@ def test_batched_exit_codes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     runner = CliRunner()
     assert runner.invoke(cli, ["validate", "-j", "2", str(good)]).exit_code == 0
     assert runner.invoke(cli, ["validate", "-j", "2", str(some_bad)]).exit_code == 1
-    real = ptn.remote.batch.validate
+    real = ptn.remote.validate.validate
 
     def dying(path: str, **kwargs: object) -> object:
         if path == files[4]:
             os._exit(9)
         return real(path, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(ptn.remote.batch, "validate", dying)
+    monkeypatch.setattr(ptn.remote.validate, "validate", dying)
     out = runner.invoke(cli, ["validate", "--json", "-j", "2", str(some_bad)])
     assert out.exit_code == 2
     rules = {f["rule"] for f in json.loads(out.output)["files"][4]["findings"]}

@@ -21,8 +21,9 @@ import pytest
 import ptn
 import ptn.package.atomic
 from ptn.core.errors import PtnError
-from ptn.package.atomic import BrokenHardLinks, stale_temp_files
+from ptn.package.atomic import BrokenHardLinks
 from ptn.package.edit import edit_metadata
+from ptn.package.tempfiles import stale_temp_files
 from ptn.testing import program_for
 from ptn.testing.hostile import PROGRAM  # the smallest real program: binds nothing
 

@@ -17,8 +17,9 @@ import ptn
 import ptn.package.atomic
 import ptn.package.edit
 from ptn.core.errors import InvalidPackageError, PtnError
-from ptn.package.atomic import replace_file, stale_temp_files
+from ptn.package.atomic import replace_file
 from ptn.package.source import LOCAL_TAIL
+from ptn.package.tempfiles import stale_temp_files
 from ptn.testing import hostile, program_for
 
 REPO = Path(__file__).resolve().parent.parent

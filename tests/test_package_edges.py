@@ -23,7 +23,9 @@ import ptn.package.read as read
 import ptn.safetensors.tensors as tensors
 from ptn.core.errors import PtnError
 from ptn.json.strict import MAX_JSON_BYTES
-from ptn.package.atomic import BrokenHardLinks, replace_file, stale_temp_files
+from ptn.package import tempfiles
+from ptn.package.atomic import BrokenHardLinks, replace_file
+from ptn.package.tempfiles import stale_temp_files
 from ptn.testing import hostile, program_for
 
 
@@ -164,16 +166,16 @@ def test_a_temporary_name_is_tried_64_times(
 def test_stale_temps_list_each_directory_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    stale = tmp_path / atomic.TEMP_NAME.format(name="b.ptn", token="0123abcd")
+    stale = tmp_path / tempfiles.TEMP_NAME.format(name="b.ptn", token="0123abcd")
     stale.write_bytes(b"")
     listed: list[str] = []
-    real = atomic._listing
+    real = tempfiles._listing
 
     def counted(directory: str) -> dict[str, bool]:
         listed.append(directory)
         return real(directory)
 
-    monkeypatch.setattr(atomic, "_listing", counted)
+    monkeypatch.setattr(tempfiles, "_listing", counted)
     found = stale_temp_files([tmp_path / "a.ptn", tmp_path / "b.ptn", tmp_path / "c.ptn"])
     assert found == [stale]
     assert listed == [os.fspath(tmp_path)]

@@ -1,5 +1,5 @@
 """``python -m ptn.cli`` runs the ``ptn`` command."""
 
-from ptn.cli.main import main
+from ptn.cli.entry import main
 
 main()

@@ -18,12 +18,6 @@ class UsageProblem(click.ClickException):
     exit_code = 2
 
 
-def stderr_console():  # type: ignore[no-untyped-def]
-    from rich.console import Console
-
-    return Console(stderr=True)
-
-
 def open_or_exit(path: str, action, *, strict: bool = True):  # type: ignore[no-untyped-def]
     """Run ``action(package)``; PtnError -> message and exit 1 (2 for I/O). Reads URLs too."""
     from ptn.package.read import load
@@ -79,12 +73,7 @@ def transaction(path: str, output: str | None, work, summary) -> None:  # type: 
 
 def mention_stale_temp_files(paths: Sequence[str]) -> None:
     """Name temporary files a killed writer left beside these packages (they can go)."""
-    from ptn.cli.report import safe
-    from ptn.package.atomic import stale_temp_files
+    from ptn.cli.validating import stale_notes
 
-    for tmp in stale_temp_files(paths):
-        click.echo(
-            f"note: {safe(str(tmp))} is a temporary file left by an interrupted ptn write; "
-            "no process is using it, so it can be deleted",
-            err=True,
-        )
+    for note in stale_notes(paths):
+        click.echo(note, err=True)

@@ -9,14 +9,12 @@ layers below.
 from __future__ import annotations
 
 import importlib
-import os
 import signal
-import sys
-from typing import NoReturn
 
 import click
 
 from ptn import SPEC_VERSION, __version__
+from ptn.cli.exits import die_by_signal
 
 COMMANDS = {
     "validate": "reading",
@@ -63,17 +61,6 @@ class _Group(click.Group):
             # Here, inside click: its own handler would print "Aborted!" and exit 1, which
             # callers read as "invalid". The command's cleanup (temporary files) has run.
             die_by_signal(signal.SIGINT)
-
-
-def die_by_signal(signum: int) -> NoReturn:
-    """End the process by ``signum`` with its default action, so that the parent sees the
-    usual status (130 for SIGINT in a shell), as spec.md section 11 says."""
-    click.echo("interrupted", err=True)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    signal.signal(signum, signal.SIG_DFL)
-    os.kill(os.getpid(), signum)
-    sys.exit(128 + signum)  # where the signal cannot end the process (it is blocked)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

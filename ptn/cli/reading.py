@@ -13,14 +13,9 @@ from typing import Any
 
 import click
 
-from ptn.cli.common import (
-    UsageProblem,
-    mention_stale_temp_files,
-    open_or_exit,
-    stderr_console,
-)
-from ptn.cli.report import NO_TRUST_HINT
-from ptn.cli.signing import check_signatures, trust_from, trust_options
+from ptn.cli.common import UsageProblem, open_or_exit
+from ptn.cli.report import stderr_console
+from ptn.cli.signing import trust_from, trust_options
 
 
 @click.command()
@@ -85,69 +80,32 @@ def validate(
 
     Exit status: 0 all valid, 1 some invalid, 2 usage or I/O problem.
     """
-    from ptn.cli.report import apply_strict, dumps_report, is_valid, safe, text_report
-    from ptn.cli.runner import default_jobs, find_packages, max_jobs, run_all
-    from ptn.core.errors import Finding, verdict
-
-    if jobs is not None and jobs > max_jobs():
-        raise UsageProblem(
-            f"-j {jobs} is more than {max_jobs()} (4 per CPU, {default_jobs()} CPUs): each "
-            "worker holds a file in memory; use at most that many"
-        )
+    from ptn.cli.validating import usage_problem, validate_paths
     from ptn.remote.sources import is_url
 
-    files, problems = find_packages([p for p in paths if not is_url(p)])
-    urls = [p for p in paths if is_url(p)]
     # Before any file is checked: a key that cannot be used is a usage error at once.
     trust = trust_from(public_key, certificate_chain, identity, issuer, staging)
-    if require_signature and trust is None:
-        raise UsageProblem(f"--require-signature needs something to verify with: {NO_TRUST_HINT}")
-    if urls and (trust is not None or require_signature):
-        raise UsageProblem("signatures are checked for local files only; download the URL first")
-    for path, problem in problems:
-        click.echo(f"ptn validate: {safe(path)}: {problem}", err=True)
-    jobs = jobs or default_jobs()
-    results = []
-    show_progress = sys.stderr.isatty() and len(files) >= 4
-    if show_progress:
-        from rich.progress import Progress
+    problem = usage_problem(jobs, trust, require_signature, any(map(is_url, paths)))
+    if problem is not None:
+        raise UsageProblem(problem)
+    sys.exit(
+        validate_paths(
+            paths,
+            as_json=as_json,
+            fast=fast,
+            strict=strict,
+            jobs=jobs,
+            time_limit=time_limit,
+            stats=stats,
+            trust=trust,
+            require_signature=require_signature,
+            echo=_echo,
+        )
+    )
 
-        with Progress(transient=True, console=stderr_console()) as bar:
-            task = bar.add_task("validating", total=len(files))
-            for path, findings in run_all(
-                files, not fast, jobs, time_limit, lambda: bar.advance(task)
-            ):
-                results.append((path, apply_strict(findings, strict)))
-    else:
-        for path, findings in run_all(files, not fast, jobs, time_limit):
-            results.append((path, apply_strict(findings, strict)))
-    if urls:
-        from ptn.remote.batch import run_urls
 
-        for url, findings, transfer in run_urls(urls, not fast, jobs, time_limit):
-            results.append((url, apply_strict(findings, strict)))
-            if stats:
-                click.echo(
-                    f"ptn validate: {safe(url)}: fetched {transfer.bytes} bytes in "
-                    f"{transfer.requests} requests",
-                    err=True,
-                )
-    signatures = check_signatures(files, trust, require_signature)
-    results = [(path, fs + signatures[path].findings if path in signatures else fs)
-               for path, fs in results]  # fmt: skip
-    if as_json:  # the document itself says why the exit status is 2
-        unchecked = [
-            (path, [Finding("ptn-io-error", "error", None, None, problem)])
-            for path, problem in problems
-        ]
-        click.echo(dumps_report(results + unchecked, signatures))
-    else:
-        click.echo(text_report(results, colour=sys.stdout.isatty(), signatures=signatures))
-    mention_stale_temp_files(files)
-    # exit 2: a file was not checked (the summary counts it apart, as "not checked")
-    if problems or any(verdict(fs) == "unchecked" for _, fs in results):
-        sys.exit(2)
-    sys.exit(0 if all(is_valid(fs) for _, fs in results) else 1)
+def _echo(text: str, err: bool) -> None:
+    click.echo(text, err=err)
 
 
 @click.command()

@@ -7,17 +7,21 @@ overrides are shown as escapes, so a hostile package cannot drive a terminal.
 
 from __future__ import annotations
 
-import json
-import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ptn import SPEC_VERSION, __version__
-from ptn.cli.links import rule_url
 from ptn.core.errors import Finding, verdict
 
 NO_TRUST_HINT = "give --public-key, --certificate-chain, or --identity and --issuer to verify it"
 """What a signature that was not checked needs (``validate``, ``inspect``)."""
+
+
+def stderr_console():  # type: ignore[no-untyped-def]
+    """rich's console on stderr, for progress bars (which never go to stdout)."""
+    from rich.console import Console
+
+    return Console(stderr=True)
 
 
 def safe(text: str | None) -> str:
@@ -26,6 +30,8 @@ def safe(text: str | None) -> str:
         return ""
     if text.isprintable():
         return text
+    import unicodedata  # here: a name that needs escaping is rare
+
     out = []
     for ch in text:
         if ch.isprintable() and not unicodedata.category(ch).startswith("C"):
@@ -94,6 +100,8 @@ def dumps_report(
     results: Sequence[tuple[str, list[Finding]]], signatures: Mapping[str, Any] | None = None
 ) -> str:
     # ensure_ascii: untrusted text cannot reach a terminal unescaped even via `cat`.
+    import json
+
     return json.dumps(json_report(results, signatures), indent=2, ensure_ascii=True)
 
 
@@ -148,5 +156,8 @@ def text_report(
         + ")"
     )
     rules = dict.fromkeys(f.rule for _, fs in results for f in fs)
-    lines.extend(f"see {rule_url(rule)}" for rule in rules)
+    if rules:
+        from ptn.cli.links import rule_url  # the rule table: only when a rule is named
+
+        lines.extend(f"see {rule_url(rule)}" for rule in rules)
     return "\n".join(lines)

@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ptn.core.errors import Finding
-from ptn.remote.batch import check
-from ptn.remote.validate import alarm_handler
+from ptn.remote.validate import alarm_handler, check
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -19,7 +18,7 @@ if TYPE_CHECKING:
 
 def check_one(path: str, deep: bool, time_limit: float) -> tuple[str, list[Finding]]:
     """Validate one file; a file that exceeds ``time_limit`` seconds gets ``ptn-timeout``,
-    a crash of ours ``ptn-internal-error`` (``ptn.remote.batch.check``)."""
+    a crash of ours ``ptn-internal-error`` (``ptn.remote.validate.check``)."""
     return path, check(path, deep, time_limit)
 
 

@@ -1,6 +1,7 @@
 """Signatures (spec.md section 12): ``ptn sign`` and ``ptn verify-signature``, and what
-``validate``, ``inspect`` and the edit commands share for signatures: the trust options,
-checking the signatures beside many packages, and what an edit does to a signature.
+``validate``, ``inspect`` and the edit commands share for signatures: the trust options
+and what an edit does to a signature (``validate`` checks the signatures beside many
+packages in ptn.cli.validating, which imports no click).
 
 Nothing here imports model-signing: ptn.signing does, and only when a signature is made or
 verified, so ``ptn validate`` without a key starts as fast as before.
@@ -17,11 +18,10 @@ import click
 
 from ptn.cli.common import UsageProblem, checked
 from ptn.cli.report import NO_TRUST_HINT
-from ptn.core.names import SIGNATURE_SUFFIX, signature_path
+from ptn.core.names import signature_path
 
 if TYPE_CHECKING:
     from ptn.signing.trust import Signer, Trust
-    from ptn.signing.verify import SignatureCheck
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -102,47 +102,6 @@ def signer_from(
         return signer, signer.config()
     except TrustError as err:
         raise UsageProblem(str(err)) from None
-
-
-def signatures_beside(paths: Sequence[str]) -> set[str]:
-    """The packages among ``paths`` with a ``PATH.sig`` beside them: each directory is
-    listed once (a hook that validates 10^4 files pays no ``stat`` per file)."""
-    listings: dict[str, set[str]] = {}
-    found = set()
-    for path in paths:
-        directory, name = os.path.split(path)
-        if directory not in listings:
-            try:
-                listings[directory] = set(os.listdir(directory or "."))
-            except OSError:
-                listings[directory] = set()
-        if name + SIGNATURE_SUFFIX in listings[directory]:
-            found.add(path)
-    return found
-
-
-def check_signatures(
-    paths: Sequence[str], trust: tuple[Trust, Any] | None, require: bool
-) -> dict[str, SignatureCheck]:
-    """The signature of each package, checked with ``trust`` (read only where there is
-    one and no trust: what it claims is not shown by ``validate``, whose verdict it is not)."""
-    todo = paths if trust is not None or require else sorted(signatures_beside(paths))
-    if not todo:
-        return {}
-    from ptn.signing.verify import check_signature  # only when there is one to check
-
-    out = {}
-    for path in todo:
-        check = check_signature(
-            path,
-            trust[0] if trust else None,
-            verifier=trust[1] if trust else None,
-            require=require,
-            read=False,
-        )
-        if check is not None:
-            out[path] = check
-    return out
 
 
 @click.command()

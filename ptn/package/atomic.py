@@ -19,8 +19,8 @@ so the guarantees of spec.md section 11 hold in one place:
   system's timestamp step, so that any later write moves it (:func:`settle`).
 
 A writer killed with SIGKILL (or by the OOM killer) cannot clean up; its
-temporary file is not locked any more, which is how :func:`stale_temp_files`
-tells it from one being written right now.
+temporary file is not locked any more, which is how
+:func:`ptn.package.tempfiles.stale_temp_files` tells it from one being written right now.
 """
 
 from __future__ import annotations
@@ -28,23 +28,20 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import re
 import signal
 import stat
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
 from ptn.core.buffers import CLOEXEC, open_regular
 from ptn.core.errors import PtnError, PtnIOError
+from ptn.package.tempfiles import NOFOLLOW, TEMP_NAME
 
-TEMP_NAME = ".{name}.{token}.tmp"
-"""Temporary files beside a package; ``token`` is 8 lowercase hex digits."""
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLEANUP_SIGNALS = tuple(
     getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGINT") if hasattr(signal, name)
 )
@@ -60,65 +57,6 @@ def resolve_target(path: str | os.PathLike[str]) -> Path:
     """The file a write to ``path`` must replace: a symlink's target, else ``path``."""
     p = Path(path)
     return Path(os.path.realpath(p)) if p.is_symlink() else p
-
-
-def stale_temp_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
-    """Temporary files of these packages that no live writer holds (left by a kill).
-
-    Each directory is listed once, however many of its packages are named, and that
-    listing also says which packages are symlinks (whose temporary files are beside the
-    target): ``ptn validate`` of 10^4 files pays no ``lstat`` or ``Path`` per file.
-    """
-    listings: dict[str, dict[str, bool]] = {}
-    by_dir: dict[str, set[str]] = {}
-    for path in paths:
-        directory, name = os.path.split(os.fspath(path))
-        directory = os.path.normpath(directory)  # "" is "."
-        links = listings.get(directory)
-        if links is None:
-            links = listings[directory] = _listing(directory)
-        if links.get(name):
-            directory, name = os.path.split(os.path.realpath(path))
-        by_dir.setdefault(directory, set()).add(name)
-    stale = []
-    for directory, names in by_dir.items():
-        entries = listings.get(directory)
-        if entries is None:
-            entries = _listing(directory)
-        for entry in sorted(entries):
-            match = _TEMP_RE.fullmatch(entry)
-            if match and match["name"] in names and not _held(Path(directory, entry)):
-                stale.append(Path(directory, entry))
-    return stale
-
-
-def _listing(directory: str) -> dict[str, bool]:
-    """Entry name -> whether it is a symlink (from the listing: no ``lstat`` per entry);
-    empty when the directory cannot be listed."""
-    try:
-        with os.scandir(directory) as it:
-            return {e.name: e.is_symlink() for e in it}
-    except OSError:
-        return {}
-
-
-# Also matches the mkstemp names of ptn 0.1 (8 characters of [a-z0-9_]).
-_TEMP_RE = re.compile(r"\.(?P<name>.+)\.[a-z0-9_]{8}\.tmp")
-
-
-def _held(path: Path) -> bool:
-    """Whether a live writer holds ``path``'s lock (an unreadable file counts as held)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | CLOEXEC | _NOFOLLOW)
-    except OSError:
-        return True
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        return False
-    except OSError:
-        return True
-    finally:
-        os.close(fd)
 
 
 @dataclass(frozen=True)
@@ -359,7 +297,7 @@ def _create_temp(dest: Path) -> tuple[int, Path]:
     for _ in range(64):
         tmp = dest.with_name(TEMP_NAME.format(name=dest.name, token=os.urandom(4).hex()))
         try:
-            flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | CLOEXEC | _NOFOLLOW
+            flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | CLOEXEC | NOFOLLOW
             return os.open(tmp, flags, 0o666), tmp
         except FileExistsError:
             continue

@@ -20,23 +20,9 @@ from typing import IO, Any, Literal
 
 from ptn.core.errors import Finding, verdict
 from ptn.remote.sources import TransferStats
-from ptn.remote.validate import alarm_handler, validate
+from ptn.remote.validate import alarm_handler, check
 
 _COUNTS = ("files", "valid", "invalid", "unchecked", "errors", "warnings", "advice")
-
-
-def check(
-    target: str, deep: bool, time_limit: float | None, stats: TransferStats | None = None
-) -> list[Finding]:
-    """``ptn.validate`` of one path or URL; a crash of ours becomes ``ptn-internal-error``."""
-    try:
-        return validate(target, deep=deep, time_limit=time_limit, stats=stats).findings
-    except Exception as exc:  # a bug of ours: say so, and do not take the other targets down
-        message = (
-            f"ptn failed while validating this file ({type(exc).__name__}: {exc}); this is a "
-            "bug in ptn, not a verdict on the file: please report it"
-        )
-        return [Finding("ptn-internal-error", "error", None, None, message)]
 
 
 def record(target: str, findings: Sequence[Finding]) -> str:

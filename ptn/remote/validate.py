@@ -74,7 +74,7 @@ def _alarm(seconds: float | None) -> Iterator[None]:
         yield
         return
     if threading.current_thread() is threading.main_thread():
-        with alarm_handler():
+        with nullcontext() if _held else alarm_handler():
             signal.setitimer(signal.ITIMER_REAL, seconds)
             try:
                 yield
@@ -131,11 +131,10 @@ def _set_async_exc(ident: int, exc: type[BaseException] | None) -> bool:
 def _findings(
     path: str, deep: bool, stats: TransferStats | None, deadline: float | None
 ) -> Iterator[Iterator[Finding]]:
-    """The findings of a local file or of a URL, both read as the checks need them
-    (``ptn.remote.sparse``): a file truncated meanwhile is an I/O error. A small local file
-    is read once and validated natively when that gives Python's findings; deep mode reads
-    a large one through a mapping only while a read lease keeps other programs from
-    changing it (``ptn.package.lease``)."""
+    """The findings of a local file or of a URL by Python's stages, both read as the checks
+    need them (``ptn.remote.sparse``): a file truncated meanwhile is an I/O error. Deep mode
+    reads a large local file through a mapping only while a read lease keeps other programs
+    from changing it (``ptn.package.lease``)."""
     # The stages are imported when first needed, for start-up: with the native validator,
     # `ptn validate` of small files never loads them (~40 ms of imports).
     if is_url(path):
@@ -144,11 +143,6 @@ def _findings(
         with remote_findings(path, deep, stats=stats, deadline=deadline) as found:
             yield found
         return
-    if native.available():
-        native_found = native.file_findings(path, deep)
-        if native_found is not None:
-            yield iter(native_found)
-            return
     fd = open_regular(path)
     try:
         source = FileSource(fd, path)
@@ -208,11 +202,20 @@ def validate(
     deadline = None if time_limit is None else time.monotonic() + time_limit
     try:
         deep = not fast and deep is not False
-        with _alarm(time_limit), _findings(path, deep, stats, deadline) as found:
-            for finding in found:
-                report.findings.append(finding)
-                if deadline is not None and time.monotonic() > deadline:
-                    raise _Timeout
+        with _alarm(time_limit):
+            # A small local file: read and validated natively when that gives exactly
+            # Python's findings (ptn.package.native), in one call.
+            native_found = None
+            if native.available() and not is_url(path):
+                native_found = native.file_findings(path, deep)
+            if native_found is not None:
+                report.findings = native_found
+            else:
+                with _findings(path, deep, stats, deadline) as found:
+                    for finding in found:
+                        report.findings.append(finding)
+                        if deadline is not None and time.monotonic() > deadline:
+                            raise _Timeout
     except PtnError as err:
         report.findings.append(err.to_finding())
     except (_Timeout, OutOfTime):
@@ -226,3 +229,17 @@ def validate(
             )
         )
     return report
+
+
+def check(
+    target: str, deep: bool, time_limit: float | None, stats: TransferStats | None = None
+) -> list[Finding]:
+    """``ptn.validate`` of one path or URL; a crash of ours becomes ``ptn-internal-error``."""
+    try:
+        return validate(target, deep=deep, time_limit=time_limit, stats=stats).findings
+    except Exception as exc:  # a bug of ours: say so, and do not take the other targets down
+        message = (
+            f"ptn failed while validating this file ({type(exc).__name__}: {exc}); this is a "
+            "bug in ptn, not a verdict on the file: please report it"
+        )
+        return [Finding("ptn-internal-error", "error", None, None, message)]

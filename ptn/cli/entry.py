@@ -1,0 +1,120 @@
+"""The ``ptn`` command's entry point: the common forms of ``ptn validate`` start without click.
+
+``ptn validate`` runs once per CI job, per hub shard, per pre-commit hook, often on a few small
+files, where start-up is most of its cost; importing click alone takes ~16 ms, as long as
+checking 700 small packages natively. So the entry point reads the forms of ``ptn validate``
+that need nothing else (``--fast``, ``--strict``, ``--json``, ``-j``/``--jobs`` and
+``--time-limit`` with a plain number, local paths) and runs the command's own work
+(``ptn.cli.validating.validate_paths``) with the values click would pass. Every other
+command line (help, a URL, a signature option, ``--``, a value click would refuse or read in
+another way, a terminal whose encoding is not UTF-8) goes to click (``ptn.cli.main``),
+which parses all of them: declining is always safe. tests/test_cli_entry.py checks, on
+generated command lines, that each one read here is read alike by click.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from ptn.cli.exits import die_by_signal, echo_line, quiet_broken_pipe
+
+_FLAGS = {"--fast": "fast", "--strict": "strict", "--json": "as_json"}
+_VALUED = {"-j": "jobs", "--jobs": "jobs", "--time-limit": "time_limit"}
+_MOST_JOBS_DIGITS = 6
+_MOST_SECONDS_DIGITS = 9
+
+
+def quick_validate_args(args: Sequence[str]) -> dict[str, Any] | None:
+    """The values of ``ptn validate``'s options and paths that ``args`` (after ``ptn``) gives,
+    when it is one of the forms read here; None for any other command line."""
+    if not args or args[0] != "validate":
+        return None
+    values: dict[str, Any] = {
+        "paths": [], "as_json": False, "fast": False, "strict": False, "jobs": None,
+        "time_limit": 120.0,
+    }  # fmt: skip
+    rest = list(args[1:])
+    while rest:
+        token = rest.pop(0)
+        if not token.startswith("-"):
+            values["paths"].append(token)
+        elif token in _FLAGS:
+            values[_FLAGS[token]] = True
+        else:
+            name, value = _option(token, rest)
+            number = None if value is None else _number(name, value)
+            if number is None:
+                return None
+            values[name] = number
+    if not values["paths"]:
+        return None
+    return values
+
+
+def _option(token: str, rest: list[str]) -> tuple[str, str | None]:
+    """(name, value) of a valued option: ``-j 2``, ``-j2``, ``--jobs 2``, ``--jobs=2``,
+    ``--time-limit 5`` or ``--time-limit=5`` (the value taken from ``rest`` if apart);
+    (``""``, None) for anything else."""
+    if token in _VALUED:
+        return _VALUED[token], rest.pop(0) if rest else None
+    head, equals, value = token.partition("=")
+    if equals and head.startswith("--") and head in _VALUED:
+        return _VALUED[head], value
+    if token.startswith("-j") and not token.startswith("--"):
+        return "jobs", token[2:]
+    return "", None
+
+
+def _number(name: str, text: str) -> int | float | None:
+    """``text`` as the option's value when it is a plain decimal that click reads as the same
+    number and accepts (jobs: 1 to 999,999 without a leading zero; a time limit: at least
+    0.1 s, at most 9 digits on each side of the point); None otherwise."""
+    if name == "jobs":
+        plain = text.isascii() and text.isdigit() and text[0] != "0"
+        return int(text) if plain and len(text) <= _MOST_JOBS_DIGITS else None
+    if name == "time_limit":
+        whole, point, part = text.partition(".")
+        digits = [whole, part] if point else [whole]
+        if not all(d.isascii() and d.isdigit() and len(d) <= _MOST_SECONDS_DIGITS for d in digits):
+            return None
+        seconds = float(text)
+        return seconds if seconds >= 0.1 else None
+    return None
+
+
+def _utf8(stream: Any) -> bool:
+    encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+    return encoding == "utf8"
+
+
+def _quick(args: Sequence[str]) -> int | None:
+    """The exit status of ``ptn validate`` read here, or None when click is to read it."""
+    values = quick_validate_args(args)
+    if values is None or not (_utf8(sys.stdout) and _utf8(sys.stderr)):
+        return None
+    from ptn.cli.validating import usage_problem, validate_paths
+    from ptn.remote.sources import is_url
+
+    if any(map(is_url, values["paths"])) or usage_problem(values["jobs"], None, False, False):
+        return None  # click's command says what the problem is
+    return validate_paths(
+        **values, stats=False, trust=None, require_signature=False, echo=echo_line
+    )
+
+
+def main() -> None:
+    """``ptn``: the quick front for the forms of ``ptn validate`` above, else click's."""
+    try:
+        status = _quick(sys.argv[1:])
+    except KeyboardInterrupt:
+        die_by_signal(signal.SIGINT)
+    except BrokenPipeError:
+        quiet_broken_pipe()
+    if status is not None:
+        sys.exit(status)
+    from ptn.cli.main import main as click_main
+
+    click_main()

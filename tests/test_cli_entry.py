@@ -1,0 +1,211 @@
+"""The entry point's quick front (ptn.cli.entry) reads ``ptn validate`` as click does.
+
+It reads the common forms of ``ptn validate`` without importing click and hands every other
+command line to click. So on any command line: either it declines, or its values are the
+ones click's command gets, and the two fronts print, write and exit alike.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ptn.cli.entry import quick_validate_args
+from ptn.cli.reading import validate
+from tests.conftest import REPO
+
+DEFAULTS = {
+    "stats": False,
+    "public_key": None,
+    "certificate_chain": (),
+    "identity": None,
+    "issuer": None,
+    "staging": False,
+    "require_signature": False,
+}
+"""What click's command gets for the options the quick front never reads."""
+
+TOKENS = [
+    *("--fast", "--strict", "--json", "--stats", "--help", "-h", "--", "-", "", "--fas"),
+    *("-j", "-j2", "-j0", "-j02", "-j=2", "-jj", "-j 3", "--jobs", "--jobs=4", "--jobs="),
+    *("--jobs=0", "--time-limit", "--time-limit=0.5", "--time-limit=0.05", "--time-limit="),
+    *("5", "0.1", "0.09", "1e3", ".5", "5.", "007", "1_000", "\u0663", "\u00b2", "+3", "-3"),
+    *("a.ptn", "dir/", "https://host/m.ptn", "--json=1", "--public-key", "k.pub"),
+    *("--require-signature", "-jx", "--fast=yes", "--time-limit=inf", "--time-limit=nan"),
+]
+
+
+def _click_params(args: list[str]) -> dict[str, Any] | None:
+    """What click's ``validate`` command gets from ``args`` (after ``validate``), or None
+    when click refuses them (or shows help)."""
+    try:
+        with validate.make_context("validate", list(args)) as ctx:
+            return dict(ctx.params)
+    except (click.exceptions.Exit, click.UsageError, click.exceptions.NoArgsIsHelpError):
+        return None
+
+
+def _agree(args: list[str]) -> None:
+    ours = quick_validate_args(["validate", *args])
+    if ours is None:
+        return  # click reads it: declining is always safe
+    theirs = _click_params(args)
+    assert theirs is not None, f"the quick front read {args!r}, which click refuses"
+    expected = {**ours, "paths": tuple(ours["paths"]), **DEFAULTS}
+    assert theirs == expected, args
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(TOKENS),
+            st.integers(-5, 10**7).map(str),
+            st.floats(allow_nan=True, allow_infinity=True).map(str),
+            st.text(max_size=6),
+        ),
+        max_size=8,
+    )
+)
+def test_every_command_line_the_quick_front_reads_click_reads_alike(args: list[str]) -> None:
+    _agree(args)
+
+
+VALUES = st.one_of(
+    st.integers(-3, 2 * 10**6).map(str),
+    st.floats(allow_nan=True, allow_infinity=True).map(str),
+    st.from_regex(r"[0-9]{0,10}(\.[0-9]{0,10})?", fullmatch=True),
+    st.sampled_from(
+        ["0", "00", "0.1", "0.09", "0.05", "0.10", "1e3", " 2", "2 ", "\u0663", "\u00b2"]
+    ),
+)
+
+
+@st.composite
+def _option(draw: st.DrawFn) -> list[str]:
+    """One option of a command line near what the quick front reads, its value spelt in
+    every way click accepts."""
+    value = draw(VALUES)
+    name = draw(st.sampled_from(["-j", "--jobs", "--time-limit"]))
+    spelt = draw(st.sampled_from(["apart", "equals", "attached"]))
+    if spelt == "apart":
+        return [name, value]
+    return [f"{name}={value}"] if spelt == "equals" else [f"{name}{value}"]
+
+
+@given(
+    st.lists(
+        st.one_of(
+            _option(),
+            st.sampled_from(["--fast", "--strict", "--json", "a.ptn", "d/", ""]).map(lambda t: [t]),
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_every_option_value_the_quick_front_reads_click_reads_alike(
+    parts: list[list[str]],
+) -> None:
+    _agree([token for part in parts for token in part])
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["m.ptn"],
+        ["--fast", "m.ptn", "--strict", "d/"],
+        ["-j2", "m.ptn"],
+        ["-j", "2", "m.ptn", "-j", "1"],
+        ["--jobs=3", "--json", "m.ptn"],
+        ["--jobs", "4", "m.ptn"],
+        ["--time-limit", "0.1", "m.ptn"],
+        ["--time-limit=30.5", "m.ptn", ""],
+    ],
+)
+def test_the_common_forms_are_read_quickly_and_alike(args: list[str]) -> None:
+    assert quick_validate_args(["validate", *args]) is not None
+    _agree(args)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["--fast"],
+        ["m.ptn", "--help"],
+        ["m.ptn", "--"],
+        ["-j0", "m.ptn"],
+        ["-j02", "m.ptn"],
+        ["--time-limit", "0.05", "m.ptn"],
+        ["--time-limit", "1e3", "m.ptn"],
+        ["m.ptn", "--public-key", "k.pub"],
+        ["m.ptn", "--stats"],
+        ["-j"],
+    ],
+)
+def test_what_it_does_not_read_goes_to_click(args: list[str]) -> None:
+    assert quick_validate_args(["validate", *args]) is None
+    assert quick_validate_args(["inspect", *args]) is None
+
+
+QUICK = [sys.executable, "-m", "ptn.cli"]
+CLICK = [sys.executable, "-c", "from ptn.cli.main import main; main()"]
+SAYS_IF_CLICK = (
+    "import atexit, sys\n"
+    "atexit.register(lambda: print('click' in sys.modules, file=sys.stderr))\n"
+    "from ptn.cli.entry import main\n"
+    "main()\n"
+)
+
+
+def _run(front: list[str], args: list[str], cwd: Path) -> tuple[int, str, str]:
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    done = subprocess.run(
+        [*front, "validate", *args], capture_output=True, text=True, cwd=cwd, env=env
+    )
+    return done.returncode, done.stdout, done.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["examples/"],
+        ["invalid-examples/", "examples/tiny-llm.ptn", "-j1"],
+        ["--json", "--strict", "tests/fixtures/", "-j2"],
+        ["--fast", "missing.ptn", "examples/"],
+        ["bench/"],
+        ["-j", "100000", "examples/"],
+        ["--time-limit", "0.01", "examples/"],
+    ],
+)
+def test_both_fronts_print_and_exit_alike(args: list[str]) -> None:
+    assert _run(QUICK, args, REPO) == _run(CLICK, args, REPO)
+
+
+def test_the_quick_front_imports_no_click() -> None:
+    said = _run([sys.executable, "-c", SAYS_IF_CLICK], ["examples/"], REPO)
+    assert said[0] == 0 and said[2].splitlines()[-1] == "False"
+    help_said = _run([sys.executable, "-c", SAYS_IF_CLICK], ["--help"], REPO)
+    assert help_said[0] == 0 and help_said[2].splitlines()[-1] == "True"  # click's
+
+
+@pytest.mark.parametrize("front", [QUICK, CLICK], ids=["quick", "click"])
+def test_a_reader_gone_ends_it_with_1_and_no_traceback(front: list[str]) -> None:
+    """``ptn validate --json DIR | head -c 0``: the write fails (EPIPE); exit 1, quietly."""
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before anything is written
+    try:
+        done = subprocess.run(
+            [*front, "validate", "--json", "examples/"],
+            stdout=write, stderr=subprocess.PIPE, cwd=REPO, text=True,
+        )  # fmt: skip
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (1, "")
