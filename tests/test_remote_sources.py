@@ -19,7 +19,8 @@ from range_server import Store, serve
 from ptn.core.errors import PtnIOError
 from ptn.package.source import STREAM_CHUNK, TAIL
 from ptn.remote.base import OutOfTime, TransferStats
-from ptn.remote.sources import FsspecSource, is_url, open_source
+from ptn.remote.sources import FsspecSource, open_source
+from ptn.remote.urls import is_url
 
 fsspec = pytest.importorskip("fsspec")
 

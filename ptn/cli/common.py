@@ -21,7 +21,7 @@ class UsageProblem(click.ClickException):
 def open_or_exit(path: str, action, *, strict: bool = True):  # type: ignore[no-untyped-def]
     """Run ``action(package)``; PtnError -> message and exit 1 (2 for I/O). Reads URLs too."""
     from ptn.package.read import load
-    from ptn.remote.sources import is_url
+    from ptn.remote.urls import is_url
 
     if is_url(path):
         from ptn.remote.package import RemotePackage

@@ -96,7 +96,7 @@ def _quick(args: Sequence[str]) -> int | None:
     if values is None or not (_utf8(sys.stdout) and _utf8(sys.stderr)):
         return None
     from ptn.cli.validating import usage_problem, validate_paths
-    from ptn.remote.sources import is_url
+    from ptn.remote.urls import is_url
 
     if any(map(is_url, values["paths"])) or usage_problem(values["jobs"], None, False, False):
         return None  # click's command says what the problem is

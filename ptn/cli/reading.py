@@ -81,7 +81,7 @@ def validate(
     Exit status: 0 all valid, 1 some invalid, 2 usage or I/O problem.
     """
     from ptn.cli.validating import usage_problem, validate_paths
-    from ptn.remote.sources import is_url
+    from ptn.remote.urls import is_url
 
     # Before any file is checked: a key that cannot be used is a usage error at once.
     trust = trust_from(public_key, certificate_chain, identity, issuer, staging)
@@ -137,7 +137,7 @@ def inspect(
     """
     from ptn.cli.inspect_view import add_signature, describe, render, write_json
     from ptn.core.gcpause import gc_paused
-    from ptn.remote.sources import is_url
+    from ptn.remote.urls import is_url
     from ptn.safetensors.header import whole_listing
 
     trust = trust_from(public_key, certificate_chain, identity, issuer, staging)

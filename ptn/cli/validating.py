@@ -60,7 +60,7 @@ def validate_paths(
     from ptn.cli.report import apply_strict, dumps_report, is_valid, safe, text_report
     from ptn.cli.runner import default_jobs, find_packages, run_all
     from ptn.core.errors import Finding, verdict
-    from ptn.remote.sources import is_url
+    from ptn.remote.urls import is_url
 
     files, problems = find_packages([p for p in paths if not is_url(p)])
     urls = [p for p in paths if is_url(p)]

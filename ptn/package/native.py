@@ -84,6 +84,8 @@ def _as_python_gives(
     found: list[tuple[str, str, str | None, str | None, str, int]],
 ) -> list[Finding] | None:
     """The native module's tuples as Findings; None if one is a rule only Python words."""
+    if not found:  # a valid package, the common case
+        return []
     if any(f[0] in PYTHON_WORDED for f in found):
         return None
     return [

@@ -16,7 +16,6 @@ is ptn.remote.http (imported only for http(s) URLs: validating local files stays
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -36,11 +35,6 @@ from ptn.remote.base import (
 # fsspec protocols that would copy remote bytes to local disk, or chain filesystems
 # (``simplecache::s3://``) in ways this module cannot vouch for.
 _REFUSED_FSSPEC = frozenset({"blockcache", "filecache", "simplecache", "cached"})
-
-
-def is_url(target: object) -> bool:
-    """Whether ``target`` names a remote package (``scheme://...``) rather than a local path."""
-    return isinstance(target, str) and re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", target) is not None
 
 
 def open_source(

@@ -17,9 +17,8 @@ from contextlib import contextmanager, nullcontext
 from ptn.core.buffers import open_regular
 from ptn.core.errors import Finding, PtnError, Report
 from ptn.package import native
-from ptn.package.source import FileSource
 from ptn.remote.base import OutOfTime, TransferStats
-from ptn.remote.sources import is_url
+from ptn.remote.urls import is_url
 
 
 class _Timeout(BaseException):
@@ -143,10 +142,12 @@ def _findings(
         with remote_findings(path, deep, stats=stats, deadline=deadline) as found:
             yield found
         return
+    from ptn.package.source import FileSource
+    from ptn.remote.sparse import sparse_findings
+
     fd = open_regular(path)
     try:
         source = FileSource(fd, path)
-        from ptn.remote.sparse import sparse_findings
 
         lease = source.leased() if deep and source.size >= LEASE_MIN else nullcontext()
         with lease, sparse_findings(source, deep) as stages:
