@@ -38,9 +38,15 @@ def make_package(path: Path, size: int) -> None:
     ptn.save(path, program_for(constants), constants, {"get_max_context_len": 2048})
 
 
-def timed(cmd: list[str], env: dict[str, str] | None, cwd: str) -> tuple[float, float]:
+def timed(
+    cmd: list[str], env: dict[str, str] | None, cwd: str, fresh: Path | None = None
+) -> tuple[float, float]:
     """Wall time and CPU time (user + system) of one run of ``cmd``, from ``cwd`` (not the
-    checkout: ``python -m`` would import the ptn there before PYTHONPATH's)."""
+    checkout: ``python -m`` would import the ptn there before PYTHONPATH's). ``fresh``: the
+    file the command writes is removed first, and the disk synced, untimed."""
+    if fresh is not None:
+        fresh.unlink(missing_ok=True)
+        os.sync()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(cmd, check=True, capture_output=True, env=env, cwd=cwd)
@@ -58,6 +64,13 @@ def main() -> None:
     parser.add_argument("--size-gib", type=float, default=0.5)
     parser.add_argument("--repeat", type=int, default=9)
     parser.add_argument("--dir", default=None, help="where to write (default: a temp dir)")
+    parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="each run writes a new file (its last output removed first, untimed), as an "
+        "edit always does: on file systems where rewriting an existing file's blocks is "
+        "cheaper than allocating a new file's, cp over its last copy is not the edit's job",
+    )
     parser.add_argument(
         "--also",
         metavar="CHECKOUT",
@@ -90,11 +103,15 @@ def main() -> None:
         for name, cmd in jobs:  # warm-up: page cache, bytecode cache, first-touch costs
             timed(cmd, envs.get(name), tmp)
         samples: dict[str, list[tuple[float, float]]] = {name: [] for name, _ in jobs}
+        outputs = {name: Path(copy if name.startswith("cp") else Path(tmp) / "out.ptn")
+                   for name, _ in jobs}  # fmt: skip
         for _ in range(args.repeat):  # interleaved rounds: noise hits every job alike
             for name, cmd in jobs:
-                samples[name].append(timed(cmd, envs.get(name), tmp))
+                fresh = outputs[name] if args.fresh else None
+                samples[name].append(timed(cmd, envs.get(name), tmp, fresh))
         rows = {name: statistics.median(w for w, _ in runs) for name, runs in samples.items()}
-        print(f"package: {size / (1 << 30):.2f} GiB; medians of {args.repeat} runs")
+        written = "a new file each run" if args.fresh else "over the last run's output"
+        print(f"package: {size / (1 << 30):.2f} GiB; medians of {args.repeat} runs; {written}")
         for name, seconds in rows.items():
             vs_cp, vs_sync = rows["cp"] / seconds, rows["cp + sync"] / seconds
             cpu = statistics.median(c for _, c in samples[name])
