@@ -1,6 +1,6 @@
 """``python -m ptn`` runs the ``ptn`` command (the same as ``python -m ptn.cli``)."""
 
-from ptn.cli.main import main
+from ptn.cli.entry import main
 
 if __name__ == "__main__":
     main()

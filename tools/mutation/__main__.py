@@ -43,8 +43,8 @@ MODULES = {
     "pkg_read": ["ptn/package/read.py"],
     "pkg_write": ["ptn/package/write.py", "ptn/package/rewrite.py"],
     "pkg_edit": ["ptn/package/edit.py"],
-    "atomic": ["ptn/package/atomic.py"],
-    "remote_src": ["ptn/remote/sources.py"],
+    "atomic": ["ptn/package/atomic.py", "ptn/package/tempfiles.py"],
+    "remote_src": ["ptn/remote/sources.py", "ptn/remote/urls.py"],
     "verifier": ["ptn/program/verify.py"],
 }
 KILLED = {1, 3, 24, -24, 36, 152, 255}  # mutmut's "killed" and "timeout" exit codes
