@@ -47,7 +47,7 @@ class Memo {
     if ((used_ + 1) * 2 > slots_.size()) {
       std::vector<Slot> old;
       old.swap(slots_);
-      slots_.assign(old.empty() ? 64 : old.size() * 2, Slot{});
+      slots_.assign(old.empty() ? 256 : old.size() * 2, Slot{});
       used_ = 0;
       for (const Slot& e : old) {
         if (e.key != 0) insert(e.key, e.walked);
