@@ -148,7 +148,6 @@ def _findings(
     fd = open_regular(path)
     try:
         source = FileSource(fd, path)
-
         lease = source.leased() if deep and source.size >= LEASE_MIN else nullcontext()
         with lease, sparse_findings(source, deep) as stages:
             yield stages
