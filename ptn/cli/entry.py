@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ptn.cli.exits import die_by_signal, echo_line, quiet_broken_pipe
+from ptn.core.limits import TIME_LIMIT
 
 _FLAGS = {"--fast": "fast", "--strict": "strict", "--json": "as_json"}
 _VALUED = {"-j": "jobs", "--jobs": "jobs", "--time-limit": "time_limit"}
@@ -34,7 +35,7 @@ def quick_validate_args(args: Sequence[str]) -> dict[str, Any] | None:
         return None
     values: dict[str, Any] = {
         "paths": [], "as_json": False, "fast": False, "strict": False, "jobs": None,
-        "time_limit": 120.0,
+        "time_limit": TIME_LIMIT,
     }  # fmt: skip
     rest = list(args[1:])
     while rest:

@@ -16,6 +16,7 @@ import click
 from ptn.cli.common import UsageProblem, open_or_exit
 from ptn.cli.report import stderr_console
 from ptn.cli.signing import trust_from, trust_options
+from ptn.core.limits import TIME_LIMIT
 
 
 @click.command()
@@ -39,7 +40,7 @@ from ptn.cli.signing import trust_from, trust_options
 @click.option(
     "--time-limit",
     type=click.FloatRange(min=0.1),
-    default=120.0,
+    default=TIME_LIMIT,
     show_default=True,
     # \b: click rewraps help at hyphens, and a rule id must stay whole to be searched for.
     help="\b\nSeconds per file before it is\nreported as ptn-timeout.",

@@ -19,6 +19,7 @@ from itertools import islice
 from typing import IO, Any, Literal
 
 from ptn.core.errors import Finding, verdict
+from ptn.core.limits import TIME_LIMIT
 from ptn.remote.sources import TransferStats
 from ptn.remote.validate import alarm_handler, check
 
@@ -61,7 +62,7 @@ def validate_many(
     *,
     engine: Literal["local", "dask"] = "local",
     deep: bool = True,
-    time_limit: float | None = 120.0,
+    time_limit: float | None = TIME_LIMIT,
     batch_size: int = 256,
     client: Any = None,
     summary: str | os.PathLike[str] | None = None,
