@@ -189,6 +189,19 @@ def test_both_fronts_print_and_exit_alike(args: list[str]) -> None:
     assert _run(QUICK, args, REPO) == _run(CLICK, args, REPO)
 
 
+def test_a_hostile_name_reaches_no_terminal_through_either_front(tmp_path: Path) -> None:
+    """A package named with an escape sequence, holding an invalid value: both fronts show
+    its name escaped, alike, and no control byte reaches the output."""
+    evil = tmp_path / "evil\x1b[2J\x07.ptn"
+    evil.write_bytes((REPO / "invalid-examples/bad-token-id.ptn").read_bytes())
+    shown = {"text": "evil\\x1b[2J\\x07.ptn", "json": "evil\\u001b[2J\\u0007.ptn"}
+    for form, args in (("text", [str(tmp_path)]), ("json", ["--json", str(evil)])):
+        quick = _run(QUICK, args, REPO)
+        assert quick == _run(CLICK, args, REPO)
+        assert quick[0] == 1 and shown[form] in quick[1]
+        assert not any(ch in quick[1] + quick[2] for ch in "\x1b\x07")
+
+
 def test_the_quick_front_imports_no_click() -> None:
     said = _run([sys.executable, "-c", SAYS_IF_CLICK], ["examples/"], REPO)
     assert said[0] == 0 and said[2].splitlines()[-1] == "False"
