@@ -28,7 +28,7 @@ _EXPORTS = {
     "rewrite_metadata": "ptn.package.edit",
     "load": "ptn.package.read",
     "read_metadata": "ptn.package.metadata_reads",
-    "repack": "ptn.package.edit",
+    "repack": "ptn.package.repack",
     "SaveWarning": "ptn.core.errors",
     "save": "ptn.package.write",
     # Signatures (spec.md section 12): model-signing is imported only when one is made or checked.
@@ -78,9 +78,10 @@ if TYPE_CHECKING:
     from ptn.metadata.document import Metadata
     from ptn.package.atomic import BrokenHardLinks
     from ptn.package.diff import diff
-    from ptn.package.edit import edit_metadata, repack, rewrite_metadata
+    from ptn.package.edit import edit_metadata, rewrite_metadata
     from ptn.package.metadata_reads import read_metadata
     from ptn.package.read import Package, load
+    from ptn.package.repack import repack
     from ptn.package.write import save
     from ptn.remote.validate import validate
     from ptn.signing.sign import sign

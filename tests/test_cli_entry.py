@@ -1,6 +1,7 @@
-"""The entry point's quick front (ptn.cli.entry) reads ``ptn validate`` as click does.
+"""The entry point's quick front (ptn.cli.entry) reads ``ptn validate`` and ``ptn metadata
+set|unset`` as click does.
 
-It reads the common forms of ``ptn validate`` without importing click and hands every other
+It reads the common forms of those commands without importing click and hands every other
 command line to click. So on any command line: either it declines, or its values are the
 ones click's command gets, and the two fronts print, write and exit alike.
 """
@@ -8,6 +9,7 @@ ones click's command gets, and the two fronts print, write and exit alike.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,8 +20,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ptn.cli.entry import quick_validate_args
+from ptn.cli.editing import metadata_set, metadata_unset
+from ptn.cli.entry import quick_edit_args, quick_validate_args
 from ptn.cli.reading import validate
+from ptn.package import native
 from tests.conftest import REPO
 
 DEFAULTS = {
@@ -165,10 +169,12 @@ SAYS_IF_CLICK = (
 )
 
 
-def _run(front: list[str], args: list[str], cwd: Path) -> tuple[int, str, str]:
+def _run(
+    front: list[str], args: list[str], cwd: Path, command: tuple[str, ...] = ("validate",)
+) -> tuple[int, str, str]:
     env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
     done = subprocess.run(
-        [*front, "validate", *args], capture_output=True, text=True, cwd=cwd, env=env
+        [*front, *command, *args], capture_output=True, text=True, cwd=cwd, env=env
     )
     return done.returncode, done.stdout, done.stderr
 
@@ -222,3 +228,136 @@ def test_a_reader_gone_ends_it_with_1_and_no_traceback(front: list[str]) -> None
     finally:
         os.close(write)
     assert (done.returncode, done.stderr) == (1, "")
+
+
+EDIT_TOKENS = [
+    *("-o", "--output", "--output=out.ptn", "--output=", "-oout.ptn", "-o=out.ptn", "out.ptn"),
+    *("--from-json", "f.json", "--sign-key", "k.pem", "--help", "-h", "--", "-", "", "--out"),
+    *("m.ptn", "examples", "n=1", "n=-1", "name", "w=[1,2]", "=1", "x=", "-n=1", "--n=1"),
+]
+SIGN_DEFAULTS = {
+    "sign_key": None,
+    "sign_certificate": None,
+    "sign_certificate_chain": (),
+    "sign_password_env": None,
+}
+
+
+def _click_edit_params(command: str, args: list[str]) -> dict[str, Any] | None:
+    """What click's ``metadata set|unset`` command gets from ``args``, or None when click
+    refuses them (or shows help)."""
+    cmd = metadata_set if command == "set" else metadata_unset
+    try:
+        with cmd.make_context(command, list(args)) as ctx:
+            return dict(ctx.params)
+    except (click.exceptions.Exit, click.UsageError, click.exceptions.NoArgsIsHelpError):
+        return None
+
+
+def _edit_agrees(command: str, args: list[str]) -> None:
+    ours = quick_edit_args(["metadata", command, *args])
+    if ours is None:
+        return  # click reads it: declining is always safe
+    theirs = _click_edit_params(command, args)
+    assert theirs is not None, f"the quick front read {args!r}, which click refuses"
+    items = "assignments" if command == "set" else "names"
+    expected = {"path": ours["path"], items: tuple(ours["items"]), "output": ours["output"]}
+    expected |= SIGN_DEFAULTS | ({"from_json": None} if command == "set" else {})
+    assert ours["command"] == command and theirs == expected, args
+
+
+@given(
+    st.sampled_from(["set", "unset"]),
+    st.lists(st.one_of(st.sampled_from(EDIT_TOKENS), st.text(max_size=6)), max_size=7),
+)
+def test_every_edit_command_line_the_quick_front_reads_click_reads_alike(
+    command: str, args: list[str]
+) -> None:
+    """Run from the checkout, where ``examples`` is a directory (click refuses it as PATH)."""
+    cwd = os.getcwd()
+    os.chdir(REPO)
+    try:
+        _edit_agrees(command, args)
+    finally:
+        os.chdir(cwd)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["set", "m.ptn", "n=1"],
+        ["set", "m.ptn", "n=1", "w=[1,2]", "-o", "out.ptn"],
+        ["set", "-o", "out.ptn", "m.ptn", 's="x"'],
+        ["set", "m.ptn", "--output=out.ptn", "n=1.5"],
+        ["unset", "m.ptn", "n", "w"],
+        ["unset", "m.ptn", "n", "--output", "out.ptn"],
+    ],
+)
+def test_the_common_edit_forms_are_read_quickly_and_alike(args: list[str]) -> None:
+    assert quick_edit_args(["metadata", *args]) is not None
+    _edit_agrees(args[0], args[1:])
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["set", "m.ptn"],
+        ["unset", "m.ptn"],
+        ["set", "m.ptn", "n=1", "--from-json", "f.json"],
+        ["set", "m.ptn", "n=1", "--sign-key", "k.pem"],
+        ["set", "m.ptn", "n=1", "-o", "a.ptn", "-o", "b.ptn"],
+        ["set", "m.ptn", "n=1", "-oout.ptn"],
+        ["set", "m.ptn", "n=1", "-o"],
+        ["set", "m.ptn", "n=1", "-o", "--help"],
+        ["set", "m.ptn", "--", "n=1"],
+        ["unset", "m.ptn", "-n"],
+        ["get", "m.ptn", "n"],
+        ["import-hf", "c.json", "m.ptn"],
+    ],
+)
+def test_what_the_edit_front_does_not_read_goes_to_click(args: list[str]) -> None:
+    assert quick_edit_args(["metadata", *args]) is None
+
+
+EDITS = [
+    ("set", "m.ptn", "get_max_context_len=4096", "note='\"hi\"'"),
+    ("set", "m.ptn", "n=7", "-o", "out.ptn"),
+    ("set", "m.ptn", "get_max_context_len=1e999"),
+    ("set", "m.ptn", "get_kv_heads=4"),
+    ("set", "m.ptn", "get_max_context_len=-3"),
+    ("set", "m.ptn", "n=[1"),
+    ("set", "examples", "n=1"),
+    ("unset", "m.ptn", "get_max_context_len"),
+    ("unset", "m.ptn", "missing", "-o", "out.ptn"),
+    ("set", "bad.ptn", "n=1"),
+    ("set", "gone.ptn", "n=1"),
+]
+
+
+@pytest.mark.parametrize("edit", EDITS, ids=lambda e: " ".join(e))
+def test_both_edit_fronts_print_write_and_exit_alike(tmp_path: Path, edit: tuple[str, ...]) -> None:
+    """Each front edits its own copy of the same files, named alike: the same output, exit
+    status and resulting bytes."""
+    results = []
+    for front in (QUICK, CLICK):
+        work = tmp_path / ("quick" if front is QUICK else "click")
+        work.mkdir()
+        shutil.copy(REPO / "examples/tiny-llm.ptn", work / "m.ptn")
+        shutil.copy(REPO / "invalid-examples/bad-token-id.ptn", work / "bad.ptn")
+        (work / "examples").mkdir()
+        said = _run(front, list(edit[1:]), work, ("metadata", edit[0]))
+        files = {p.name: p.read_bytes() for p in sorted(work.iterdir()) if p.is_file()}
+        results.append((said, files))
+    assert results[0] == results[1]
+
+
+def test_the_quick_edit_front_imports_neither_click_nor_the_program_layer(tmp_path: Path) -> None:
+    """``ptn metadata set`` of a valid package: no click and, with the native validator
+    built, none of Python's validation stages (their import is most of an edit's start-up)."""
+    shutil.copy(REPO / "examples/tiny-llm.ptn", tmp_path / "m.ptn")
+    says = SAYS_IF_CLICK.replace(
+        "'click' in sys.modules", "'click' in sys.modules, 'ptn.program.model' in sys.modules"
+    )
+    said = _run([sys.executable, "-c", says], ["m.ptn", "n=1"], tmp_path, ("metadata", "set"))
+    built = native.available()
+    assert said[0] == 0 and said[2].splitlines()[-1] == f"False {not built}", said

@@ -15,7 +15,7 @@ import pytest
 
 import ptn
 import ptn.package.atomic
-import ptn.package.edit
+import ptn.package.repack
 from ptn.core.errors import InvalidPackageError, PtnError
 from ptn.package.atomic import replace_file
 from ptn.package.source import LOCAL_TAIL
@@ -397,13 +397,13 @@ def test_a_repack_in_place_of_a_file_replaced_meanwhile_writes_nothing(
     zipped = rezipped(src, tmp_path / "z.ptn", {"program.safetensors"})
     other = save(tmp_path / "other.ptn", {"w": np.arange(3, dtype=np.float32)})
     other_bytes = other.read_bytes()
-    check = ptn.package.edit.check_written
+    check = ptn.package.repack.check_written
 
     def replaced_meanwhile(fd: int, path: str, *, deep: bool = False) -> None:
         os.replace(other, zipped)
         check(fd, path, deep=deep)
 
-    monkeypatch.setattr(ptn.package.edit, "check_written", replaced_meanwhile)
+    monkeypatch.setattr(ptn.package.repack, "check_written", replaced_meanwhile)
     with pytest.raises(PtnError) as caught:
         ptn.repack(zipped)
     assert caught.value.rule == "ptn-concurrent-modification"

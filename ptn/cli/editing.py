@@ -1,8 +1,9 @@
 """The commands that write: ``ptn metadata get|set|unset|import-hf`` and ``ptn repack``.
 
-Every write is one transaction of ptn.package.edit; these commands parse the arguments
-and report what was written. Library layers are imported inside each command, not at
-the top: a command pays only for what it uses (start-up cost, bench/bench_startup.py).
+Every write is one transaction of ptn.package.edit or ptn.package.repack; these commands
+parse the arguments and report what was written. Library layers are imported inside each
+command, not at the top: a command pays only for what it uses (start-up cost,
+bench/bench_startup.py).
 """
 
 from __future__ import annotations
@@ -12,15 +13,21 @@ import sys
 import warnings
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
-from ptn.cli.common import UsageProblem, checked, open_or_exit, transaction
-from ptn.cli.signing import after_edit, resign_options, resigner
-
-if TYPE_CHECKING:
-    from ptn.core.errors import PtnError
+from ptn.cli.common import UsageProblem, checked, echo, open_or_exit
+from ptn.cli.rewriting import (
+    Change,
+    edit_metadata,
+    merged_with,
+    metadata_updates,
+    retire_signatures,
+    transaction,
+    without,
+)
+from ptn.cli.signing import resign_options, resigner, sign_written
 
 
 @click.group()
@@ -112,85 +119,16 @@ def metadata_set(  # type: ignore[no-untyped-def]
     beside the package (PATH.sig) that no longer matches it is renamed PATH.sig.stale;
     --sign-key signs the result instead.
     """
-    import shlex
-
-    from ptn.cli.report import safe
     from ptn.json.strict import MAX_JSON_BYTES, parse_json
-    from ptn_generated.metadata_rules import WELL_KNOWN
 
-    updates: dict[str, object] = {}
+    loaded: dict[str, object] = {}
     if from_json is not None:
         # One byte past the JSON size limit is enough to refuse it (json-too-large): a
         # sparse 2 GiB file or /dev/zero is never read whole.
         loaded = checked(from_json.name, lambda: parse_json(from_json.read(MAX_JSON_BYTES + 1)))
         if not isinstance(loaded, dict):
             raise UsageProblem("--from-json must hold a JSON object")
-        updates.update(loaded)
-    for item in assignments:
-        name, value = _assignment(item)
-        if not isinstance(value, list) and WELL_KNOWN.get(name, ("",))[0].endswith("s"):
-            shown = json.dumps([value], separators=(",", ":"))
-            raise UsageProblem(
-                f"{safe(name)} holds a list, got {safe(json.dumps(value))}\n"
-                f"hint: a list is a JSON list in brackets: {safe(shlex.quote(f'{name}={shown}'))}"
-            )
-        updates[name] = value
-    if not updates:
-        raise UsageProblem("nothing to set: give NAME=VALUE or --from-json FILE")
-    _rewrite(path, output, lambda values: {**values, **updates}, sign)
-
-
-def _assignment(item: str) -> tuple[str, object]:
-    """``NAME=VALUE`` with VALUE parsed as a JSON literal; a malformed one is a usage error."""
-    from ptn.cli.report import safe
-    from ptn.core.errors import PtnError
-    from ptn.json.strict import parse_json
-
-    name, eq, literal = item.partition("=")
-    if not eq or not name:
-        raise UsageProblem(f"{safe(item)!r} is not NAME=VALUE (for example n=8192)")
-    try:
-        return name, parse_json(literal.encode("utf-8", "surrogateescape"))
-    except PtnError as err:
-        hint = _hint(name, literal, err)
-        raise UsageProblem(
-            f"value of {safe(name)}: {err.rule} {safe(err.message)}\nhint: {hint}"
-        ) from None
-
-
-def _hint(name: str, literal: str, err: PtnError) -> str:
-    """What to write instead of a VALUE that is not a JSON literal: one that works."""
-    import shlex
-
-    from ptn.cli.report import safe
-    from ptn.core.errors import PtnError
-    from ptn.json.strict import parse_json
-    from ptn_generated.metadata_rules import WELL_KNOWN
-
-    if err.rule == "json-nonfinite-literal":
-        return (
-            "metadata floats must be finite (NaN and infinities are not allowed, "
-            "metadata-nonfinite-float): write a finite number"
-        )
-    if err.rule == "json-number-overflow":
-        return (
-            f"{safe(literal)} is beyond the largest finite float (about 1.8e308): "
-            "write a number in range"
-        )
-    kind = WELL_KNOWN[name][0] if name in WELL_KNOWN else ""
-    if kind.endswith("s") or "," in literal:
-        try:
-            items = parse_json(f"[{literal}]".encode("utf-8", "surrogateescape"))
-        except PtnError:
-            items = None
-        if items is not None or kind.endswith("s"):
-            shown = json.dumps(items, separators=(",", ":")) if items is not None else "[...]"
-            return f"a list is a JSON list in brackets: {safe(shlex.quote(f'{name}={shown}'))}"
-    quoted = shlex.quote(f"{name}={json.dumps(literal, ensure_ascii=True)}")
-    return (
-        f"VALUE is a JSON literal; for a string write {safe(quoted)} "
-        "(numbers, booleans and lists are written as they are: n=8192, flag=true, w='[512,0]')"
-    )
+    _rewrite(path, output, merged_with(metadata_updates(assignments, loaded)), sign)
 
 
 @metadata.command("unset")
@@ -208,19 +146,7 @@ def metadata_unset(path: str, names: Sequence[str], output: str | None, **sign: 
 
     A name that is not there is an error, and nothing is written. Signatures as for `set`.
     """
-    from ptn.core.errors import PtnError
-
-    def remove(values: dict[str, object]) -> dict[str, object]:
-        missing = [n for n in names if n not in values]
-        if missing:
-            raise PtnError(
-                "metadata-missing-name",
-                f"no metadata named {', '.join(map(repr, missing))}; nothing was written",
-                member="metadata.json",
-            )
-        return {k: v for k, v in values.items() if k not in names}
-
-    _rewrite(path, output, remove, sign)
+    _rewrite(path, output, without(names), sign)
 
 
 @metadata.command("import-hf")
@@ -283,7 +209,7 @@ def metadata_import_hf(
         sys.exit(1)
     if not dry_run:
         tolerate = frozenset(f.rule for f in disagreements if f.severity == "error")
-        _rewrite(path, output, lambda values: {**values, **derived}, sign, tolerate)
+        _rewrite(path, output, merged_with(derived), sign, tolerate)
 
 
 def _against_program(path: str, derived: dict[str, object]):  # type: ignore[no-untyped-def]
@@ -330,22 +256,14 @@ def _report_disagreements(path: str, config: str, found, force: bool) -> bool:  
 
 
 def _rewrite(  # type: ignore[no-untyped-def]
-    path: str, output: str | None, change, sign: dict[str, Any], tolerate=frozenset()
+    path: str, output: str | None, change: Change, sign: dict[str, Any], tolerate=frozenset()
 ) -> None:
-    """Run one metadata edit transaction (ptn.package.edit.edit_metadata) and report it;
-    then see to the signature beside what it wrote (``sign``: the --sign-* options).
-    ``tolerate``: rules whose errors the result may have (a forced import-hf)."""
-    from ptn.cli.report import count
-    from ptn.package.edit import edit_metadata
-
+    """``ptn.cli.rewriting.edit_metadata`` through click; then, with --sign-key (``sign``:
+    the --sign-* options), the result is signed. ``tolerate``: rules whose errors the result
+    may have (a forced import-hf)."""
     signer = resigner(**sign)  # a key it cannot use stops the edit before it writes
-    transaction(
-        path,
-        output,
-        lambda: edit_metadata(path, change, output, tolerate=tolerate),
-        lambda new: count(len(new or ()), "metadata name"),
-    )
-    after_edit(path, output, signer)
+    edit_metadata(path, output, change, echo, tolerate=tolerate, resigning=signer is not None)
+    sign_written(path, output, signer)
 
 
 @click.command()
@@ -369,12 +287,13 @@ def repack(path: str, output: str | None, **sign: Any) -> None:
     """
     from collections import Counter
 
-    from ptn.package.edit import repack as repack_package
+    from ptn.package.repack import repack as repack_package
 
     def fixed(findings):  # type: ignore[no-untyped-def]
         counts = sorted(Counter(f.rule for f in findings).items())
         return "fixed: " + (", ".join(f"{rule} x{n}" for rule, n in counts) or "already canonical")
 
     signer = resigner(**sign)
-    transaction(path, output, lambda: repack_package(path, output), fixed)
-    after_edit(path, output, signer)
+    transaction(path, output, lambda: repack_package(path, output), fixed, echo)
+    retire_signatures(path, output, echo, resigning=signer is not None)
+    sign_written(path, output, signer)

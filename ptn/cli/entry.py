@@ -1,19 +1,24 @@
-"""The ``ptn`` command's entry point: the common forms of ``ptn validate`` start without click.
+"""The ``ptn`` command's entry point: the common forms of ``ptn validate`` and ``ptn metadata
+set|unset`` start without click.
 
 ``ptn validate`` runs once per CI job, per hub shard, per pre-commit hook, often on a few small
 files, where start-up is most of its cost; importing click alone takes ~16 ms, as long as
-checking 700 small packages natively. So the entry point reads the forms of ``ptn validate``
-that need nothing else (``--fast``, ``--strict``, ``--json``, ``-j``/``--jobs`` and
-``--time-limit`` with a plain number, local paths) and runs the command's own work
-(``ptn.cli.validating.validate_paths``) with the values click would pass. Every other
-command line (help, a URL, a signature option, ``--``, a value click would refuse or read in
-another way, a terminal whose encoding is not UTF-8) goes to click (``ptn.cli.main``),
-which parses all of them: declining is always safe. tests/test_cli_entry.py checks, on
-generated command lines, that each one read here is read alike by click.
+checking 700 small packages natively. An edit of a large package is a copy, and start-up is
+most of what ptn adds to it (bench/bench_rewrite.py). So the entry point reads the forms of
+those commands that need nothing else (for ``validate``: ``--fast``, ``--strict``, ``--json``,
+``-j``/``--jobs`` and ``--time-limit`` with a plain number, local paths; for ``metadata
+set|unset``: the path, ``NAME=VALUE``s or names, ``-o``/``--output``) and runs the command's
+own work (``ptn.cli.validating.validate_paths``, ``ptn.cli.rewriting.edit_metadata``) with the
+values click would pass. Every other command line (help, a URL, a signature option, ``--``, a
+value click would refuse or read in another way, a terminal whose encoding is not UTF-8) goes
+to click (``ptn.cli.main``), which parses all of them: declining is always safe.
+tests/test_cli_entry.py checks, on generated command lines, that each one read here is read
+alike by click.
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -86,15 +91,51 @@ def _number(name: str, text: str) -> int | float | None:
     return None
 
 
+def quick_edit_args(args: Sequence[str]) -> dict[str, Any] | None:
+    """The values of ``ptn metadata set|unset`` that ``args`` (after ``ptn``) gives, when it
+    is ``metadata set PATH NAME=VALUE...`` or ``metadata unset PATH NAME...`` with at most one
+    ``-o OUT``/``--output OUT``/``--output=OUT`` anywhere after the subcommand; None for any
+    other command line (an option, ``-`` or ``--``, a value starting with ``-``, a path that
+    is a directory: click's command reads those, and says what is wrong with them)."""
+    if len(args) < 2 or args[0] != "metadata" or args[1] not in ("set", "unset"):
+        return None
+    positional: list[str] = []
+    output = None
+    rest = list(args[2:])
+    while rest:
+        token = rest.pop(0)
+        if token in ("-o", "--output") and rest:
+            value = rest.pop(0)
+        elif token.startswith("--output="):
+            value = token.partition("=")[2]
+        elif token.startswith("-"):
+            return None
+        else:
+            positional.append(token)
+            continue
+        if output is not None or not value or value.startswith("-"):
+            return None
+        output = value
+    if len(positional) < 2 or any(os.path.isdir(p) for p in (positional[0], output) if p):
+        return None
+    return {"command": args[1], "path": positional[0], "items": positional[1:], "output": output}
+
+
 def _utf8(stream: Any) -> bool:
     encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "")
     return encoding == "utf8"
 
 
 def _quick(args: Sequence[str]) -> int | None:
-    """The exit status of ``ptn validate`` read here, or None when click is to read it."""
+    """The exit status of ``ptn validate`` or ``ptn metadata set|unset`` read here, or None
+    when click is to read the command line."""
+    if not (_utf8(sys.stdout) and _utf8(sys.stderr)):
+        return None
+    edit = quick_edit_args(args)
+    if edit is not None:
+        return _quick_edit(**edit)
     values = quick_validate_args(args)
-    if values is None or not (_utf8(sys.stdout) and _utf8(sys.stderr)):
+    if values is None:
         return None
     from ptn.cli.validating import usage_problem, validate_paths
     from ptn.remote.urls import is_url
@@ -104,6 +145,22 @@ def _quick(args: Sequence[str]) -> int | None:
     return validate_paths(
         **values, stats=False, trust=None, require_signature=False, echo=echo_line
     )
+
+
+def _quick_edit(command: str, path: str, items: list[str], output: str | None) -> int | None:
+    """Run ``ptn metadata set|unset`` as click's command would, or None (click's command
+    then says what is wrong with the values)."""
+    from ptn.cli.rewriting import BadUsage, edit_metadata, merged_with, metadata_updates, without
+
+    if command == "unset":
+        change = without(items)
+    else:
+        try:
+            change = merged_with(metadata_updates(items, {}))
+        except BadUsage:
+            return None
+    edit_metadata(path, output, change, echo_line)
+    return 0
 
 
 def main() -> None:

@@ -8,7 +8,11 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from collections.abc import Callable
 from typing import NoReturn
+
+Echo = Callable[[str, bool], None]
+"""Print a line: ``echo(text, to_stderr)`` (click's ``echo``, or ``echo_line``)."""
 
 
 def echo_line(text: str, err: bool) -> None:

@@ -55,8 +55,13 @@ class _Group(click.Group):
         return command
 
     def invoke(self, ctx: click.Context) -> object:
+        from ptn.cli.common import UsageProblem
+        from ptn.cli.rewriting import BadUsage
+
         try:
             return super().invoke(ctx)
+        except BadUsage as exc:  # the click-free work's usage errors, reported as click's
+            raise UsageProblem(str(exc)) from None
         except KeyboardInterrupt:
             # Here, inside click: its own handler would print "Aborted!" and exit 1, which
             # callers read as "invalid". The command's cleanup (temporary files) has run.

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from ptn.cli.common import UsageProblem, open_or_exit
+from ptn.cli.common import UsageProblem, echo, open_or_exit
 from ptn.cli.report import stderr_console
 from ptn.cli.signing import trust_from, trust_options
 from ptn.core.limits import TIME_LIMIT
@@ -100,13 +100,9 @@ def validate(
             stats=stats,
             trust=trust,
             require_signature=require_signature,
-            echo=_echo,
+            echo=echo,
         )
     )
-
-
-def _echo(text: str, err: bool) -> None:
-    click.echo(text, err=err)
 
 
 @click.command()

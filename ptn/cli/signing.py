@@ -298,44 +298,15 @@ def resigner(
     return signer_from(sign_key, sign_password_env, sign_certificate, sign_certificate_chain)[1]
 
 
-def after_edit(path: str, output: str | None, config: Any) -> None:
-    """What an edit that wrote ``output or path`` does to signatures (spec.md section 12):
-    a signature that no longer names the package is renamed to ``.sig.stale``, with a
-    warning; with ``config`` (--sign-key) the new package is signed."""
-    written = output or path
-    if config is None and not any(os.path.lexists(signature_path(p)) for p in (path, written)):
-        return  # no signature here: the signing modules stay unloaded (~13 ms of start-up)
+def sign_written(path: str, output: str | None, config: Any) -> None:
+    """With ``config`` (--sign-key): sign the package an edit or a repack wrote, after its
+    stale signature was renamed (``ptn.cli.rewriting.retire_signatures``)."""
+    if config is None:
+        return
     from ptn.cli.report import safe
     from ptn.signing.sign import sign_with
-    from ptn.signing.stale import retire_stale_signature
 
-    try:
-        retired = retire_stale_signature(written)
-    except OSError as exc:  # the rename failed: the stale signature is still there
-        click.echo(
-            f"error: {safe(signature_path(written))} no longer matches {safe(written)} and "
-            f"could not be renamed ({exc.strerror or exc}): delete it",
-            err=True,
-        )
-        sys.exit(2)
-    if retired is not None:
-        click.echo(
-            f"warning: {safe(retired.signature)} no longer matches {safe(written)} "
-            f"({retired.why}); renamed to {safe(retired.moved_to)}"
-            + ("" if config else f": sign it again with `ptn sign {safe(written)} --key KEY`"),
-            err=True,
-        )
-    if config is not None:
-        sig = signature_path(written)
-        bundle = checked(
-            written, lambda: _signed(lambda: sign_with(written, sig, config, check=False))
-        )
-        click.echo(
-            f"wrote {safe(sig)} ({bundle.method} signature, sha256 {bundle.sha256})", err=True
-        )
-    elif output is not None and os.path.lexists(signature_path(path)) and retired is None:
-        click.echo(
-            f"note: {safe(path)} is signed and {safe(output)} is not: sign it with "
-            f"`ptn sign {safe(output)} --key KEY` (or give --sign-key)",
-            err=True,
-        )
+    written = output or path
+    sig = signature_path(written)
+    bundle = checked(written, lambda: _signed(lambda: sign_with(written, sig, config, check=False)))
+    click.echo(f"wrote {safe(sig)} ({bundle.method} signature, sha256 {bundle.sha256})", err=True)

@@ -10,18 +10,16 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ptn.cli.exits import Echo
 from ptn.cli.report import NO_TRUST_HINT
 from ptn.core.names import SIGNATURE_SUFFIX
 
 if TYPE_CHECKING:
     from ptn.signing.trust import Trust
     from ptn.signing.verify import SignatureCheck
-
-Echo = Callable[[str, bool], None]
-"""Print a line: ``echo(text, to_stderr)``."""
 
 
 def usage_problem(

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ptn.core.errors import PtnError, pointer
 from ptn.core.limits import INT64_MAX, INT64_MIN
-from ptn.json.strict import LONE_SURROGATE, dumps_json, parse_json_fast
+from ptn.json.strict import LONE_SURROGATE, dumps_json, parse_json, parse_json_fast
 from ptn.metadata.near import warn_near
 from ptn.metadata.rules import check_cross_field
 from ptn_generated import metadata_rules as tables
@@ -296,6 +296,16 @@ def _fresh_copy(mapping: Mapping[str, Any]) -> dict[str, Any] | None:
 
 def _shallow(value: Any) -> bool:
     return type(value) is dict and _flat_and_typed(value)
+
+
+def parse_object(data: bytes | bytearray | memoryview) -> dict[str, Any]:
+    """metadata.json's bytes as the JSON object they hold, whatever rules its values break
+    (what a repair starts from): ``json-*`` when they are not strict JSON,
+    ``metadata-not-object`` when they hold another value."""
+    value = parse_json(data, member=MEMBER)
+    if type(value) is not dict:
+        raise PtnError("metadata-not-object", "metadata.json is not a JSON object", member=MEMBER)
+    return value
 
 
 def check_values(mapping: Any, prechecked: bool = False) -> dict[str, Stored]:

@@ -143,6 +143,18 @@ class EditSource:
                 "was written. Run the edit again.",
             )
 
+    def target(self, output: str | os.PathLike[str] | None) -> str | os.PathLike[str]:
+        """Where the edit writes: ``output``, or this file's own path when ``output`` is None
+        or names this very file (through another name, a hard link or a symlink)."""
+        if output is None:
+            return self.path
+        try:
+            st = os.stat(output)
+        except OSError:
+            return output
+        same = (st.st_dev, st.st_ino) == (self.identity.dev, self.identity.ino)
+        return self.path if same else output
+
     @contextlib.contextmanager
     def changes_blamed(self) -> Iterator[None]:
         """A failure while another program changed the file is that change's doing: a file

@@ -1,47 +1,39 @@
-"""``ptn.edit_metadata`` and ``ptn.repack``: transactions on one open package.
+"""``ptn.edit_metadata``: a transaction on one open package (``ptn.repack``, the other
+rewrite of a user's file, is ptn.package.repack).
 
-Each holds the package's lock, reads and validates from one descriptor, copies the
-members it keeps from that same descriptor (each checked against its directory CRC-32
-as it passes), validates the result and renames it into place only if the path still
-names the file it read, unchanged: a write by another program at any offset, of any
-size, during the edit is found (the CRC-32 where the copy had not passed yet, the
-file's change time where it had) and nothing is written.
+It holds the package's lock, reads and validates from one descriptor, copies the members
+it keeps from that same descriptor (each checked against its directory CRC-32 as it
+passes), validates the result and renames it into place only if the path still names the
+file it read, unchanged: a write by another program at any offset, of any size, during the
+edit is found (the CRC-32 where the copy had not passed yet, the file's change time where
+it had) and nothing is written. Both validations are the native validator's when it is
+built (ptn.package.fast_check): a metadata edit then imports none of the program layer.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ptn.core.errors import Finding, InvalidPackageError, PtnError
-from ptn.core.names import ALIASES, KNOWN, METADATA, PTG, SAFETENSORS
+from ptn.core.names import ALIASES, METADATA, PTG, SAFETENSORS
 from ptn.metadata.document import Metadata
-from ptn.metadata.faults import inputs_of
-from ptn.package.agreement import agreement_findings
-from ptn.package.atomic import EditSource, edit_lock, replace_file
-from ptn.package.read import Package
-from ptn.package.rewrite import (
-    CopiedData,
-    MemberSource,
-    check_written,
-    metadata_to_write,
-    write_atomically,
-    write_failed,
-)
-from ptn.package.source import FileSource
-from ptn.package.sparse import SparseBuffer, fetch_for_stages
-from ptn.package.validate import check_package
-from ptn.program.llm_facts import program_facts
-from ptn.program.read import read_program
-from ptn.zip import Member
-from ptn.zip.decoy import DecoyScan, scans
-from ptn.zip.inflate import inflate_pieces
-from ptn.zip.writer import ZipWriter
+from ptn.package.atomic import edit_lock
+from ptn.package.fast_check import FastCheck
+from ptn.package.rewrite import CopiedData, MemberSource, metadata_to_write, write_atomically
 
 if TYPE_CHECKING:
+    from ptn.package.read import Package
     from ptn_generated.metadata_model import PtnMetadata
+
+
+class _Checked(Protocol):
+    """What an edit reads of its source: a ``FastCheck``, or a lenient ``Package``."""
+
+    findings: list[Finding]
+
+    def raw_metadata(self) -> dict[str, Any] | None: ...
 
 
 def rewrite_metadata(
@@ -77,19 +69,18 @@ def edit_metadata(
     with (
         edit_lock(path) as source,
         source.changes_blamed(),
-        Package(source.path, strict=False, _fd=source.fd) as pkg,
+        FastCheck(source.fd, os.fspath(source.path)) as checked,
     ):
-        meta = metadata_to_write(change(metadata_to_edit(pkg)))
+        meta = metadata_to_write(change(metadata_to_edit(checked)))
         members: list[MemberSource] = []
         for name in (PTG, SAFETENSORS, ALIASES):
-            m = pkg.members.get(name)
+            m = checked.members.get(name)
             if m is not None:
                 members.append((name, CopiedData(source.fd, m.data_offset, m.crc32), m.size))
         if meta is not None:
             members.append((METADATA, [meta.dumps()], -1))
-        in_place = output is None or _same_file(output, source)
         write_atomically(
-            source.path if in_place else output,  # type: ignore[arg-type]
+            source.target(output),
             members,
             before_rename=source.check_unchanged,
             check_result=True,
@@ -102,6 +93,12 @@ def program_disagreements(pkg: Package, metadata: Mapping[str, Any]) -> list[Fin
     """What ``metadata`` (validated first) would break of spec.md 9.8 in this package: the
     findings its values would have against the program; none when the program cannot be
     compared (absent, unreadable, or breaking an error rule of its own)."""
+    # Imported here: only import-hf compares before it edits, and an edit needs none of them.
+    from ptn.metadata.faults import inputs_of
+    from ptn.package.agreement import agreement_findings
+    from ptn.program.llm_facts import program_facts
+    from ptn.program.read import read_program
+
     values = Metadata(metadata)
     if any(f.severity == "error" and f.member == PTG for f in pkg.findings):
         return []
@@ -114,7 +111,7 @@ def program_disagreements(pkg: Package, metadata: Mapping[str, Any]) -> list[Fin
     return agreement_findings(program_facts(program), inputs_of(values))
 
 
-def metadata_to_edit(pkg: Package) -> dict[str, Any]:
+def metadata_to_edit(pkg: _Checked) -> dict[str, Any]:
     """The metadata an edit starts from (as parsed, even if it breaks rules; {} if none).
 
     An edit replaces metadata.json only, so any error elsewhere stops it here,
@@ -124,7 +121,7 @@ def metadata_to_edit(pkg: Package) -> dict[str, Any]:
     return pkg.raw_metadata() or {}
 
 
-def _refuse_unless_metadata_only(pkg: Package) -> None:
+def _refuse_unless_metadata_only(pkg: _Checked) -> None:
     others = [
         f
         for f in pkg.findings
@@ -143,14 +140,6 @@ def _refuse_unless_metadata_only(pkg: Package) -> None:
             )
             + "; nothing was written)",
         )
-
-
-def _same_file(path: str | os.PathLike[str], source: EditSource) -> bool:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return False
-    return (st.st_dev, st.st_ino) == (source.identity.dev, source.identity.ino)
 
 
 REPACKABLE = frozenset(
@@ -172,108 +161,3 @@ are not: choosing one reading silently is what a validator must never do.
 
 def _repackable(findings: Iterable[Finding]) -> bool:
     return any(f.rule in REPACKABLE for f in findings)
-
-
-def repack(src: str | os.PathLike[str], dst: str | os.PathLike[str] | None = None) -> list[Finding]:
-    """Rewrite a package into the canonical form ``ptn.save`` writes; returns what it fixed.
-
-    Canonical: every member STORED, data 64-aligned, members in spec order, fixed
-    timestamps, and the safetensors member laid out as ``ptn.save`` lays it out (each
-    tensor aligned to its element size: ``ptn.package.relayout``), so the same content
-    always gives the same bytes. Deflated members are inflated in bounded pieces, never
-    past their declared size (a lie or a zip bomb is ``zip-bad-compressed-data``); each
-    member's content must match its directory CRC-32 (``zip-crc-mismatch``), so a
-    corrupt member is never laundered into a valid one. The program, the JSON members
-    and every constant's bytes are kept as they are. The package is checked first (fast
-    mode): an error a rewrite cannot remove (bad content, constants that contradict the
-    program, unknown members, an ambiguous container) raises ``InvalidPackageError``
-    listing the errors, before anything is written; the result is validated (deep)
-    before it replaces anything.
-
-    Without ``dst`` the package is rewritten in place, as a transaction like
-    ``edit_metadata`` (lock, one descriptor, unchanged-file check, rename).
-    """
-    # Here, not at the top: it brings numpy, which a metadata edit does without.
-    from ptn.package.relayout import crc_mismatch, relaid, scratch_dir
-
-    with edit_lock(src) as source, source.changes_blamed():
-        buf = SparseBuffer(FileSource(source.fd, os.fspath(source.path)))
-        try:
-            if not len(buf.view):
-                raise PtnError("zip-not-a-zip", "the file is empty; a package is a zip archive")
-            findings, parsed = check_package(buf.view, read=fetch_for_stages(buf))
-            blocking = [f for f in findings if f.severity == "error" and f.rule not in REPACKABLE]
-            if blocking:
-                raise InvalidPackageError(
-                    blocking,
-                    f"{blocking[0].message} (`ptn repack` rewrites compressed, unaligned or "
-                    "oddly flagged members, but this fault "
-                    + ("is in the content itself" if _in_content(blocking[0]) else
-                       "leaves the content uncertain")
-                    + "; nothing was written)",
-                )  # fmt: skip
-            by_name = parsed.members
-            order = [n for n in KNOWN if n in by_name] + sorted(set(by_name) - set(KNOWN))
-            out = source.path if dst is None or _same_file(dst, source) else dst
-            fixed = [f for f in findings if f.rule in REPACKABLE]
-            with contextlib.ExitStack() as stack:
-                st = by_name.get(SAFETENSORS)
-                plan = None
-                if st is not None:
-                    plan = stack.enter_context(
-                        relaid(buf, st, lambda: _content(buf, st), scratch_dir(source.path))
-                    )
-                    fixed += plan.fixed
-
-                def write(fd: int) -> None:
-                    with os.fdopen(fd, "w+b", closefd=False) as f, ZipWriter(f) as zw:
-                        for name in order:
-                            m = by_name[name]
-                            if name == SAFETENSORS and plan is not None:
-                                written = zw.add(name, plan.chunks(), plan.size)
-                                if not plan.same:
-                                    continue  # its CRC-32 was checked before it moved
-                            else:
-                                written = zw.add(name, _content(buf, m), m.content_size)
-                            if written.crc32 != m.crc32:
-                                raise crc_mismatch(m, written.crc32)
-                    # Deep: content the source hid (compressed) is checked for the first time.
-                    check_written(fd, out, deep=True)
-
-                with write_failed(out, "repacking"):
-                    replace_file(out, write, before_rename=source.check_unchanged)
-        finally:
-            buf.close()
-    return fixed
-
-
-def _in_content(finding: Finding) -> bool:
-    return finding.member is not None and not finding.rule.startswith("zip-")
-
-
-def _content(buf: SparseBuffer, member: Member) -> Iterator[bytes | memoryview]:
-    """The content of ``member`` in bounded pieces, read as they are written (``pread``):
-    its stored bytes, or them inflated. Stored data behind a data descriptor is searched
-    for a decoy one as it passes: a reader that streams would end the member there."""
-    end = member.data_offset + member.size
-    pieces = (piece for _, piece in buf.pieces(member.data_offset, end))
-    if member.fault == "zip-member-compressed":
-        return inflate_pieces(pieces, member)
-    return _without_decoy(pieces, member) if scans(member) else pieces
-
-
-def _without_decoy(
-    pieces: Iterator[bytes | memoryview], member: Member
-) -> Iterator[bytes | memoryview]:
-    scan = DecoyScan(member)
-    for piece in pieces:
-        scan.feed(piece)
-        yield piece
-    scan.finish()
-    found = scan.finding()
-    if found is not None:
-        raise InvalidPackageError(
-            [found],
-            f"{found.message} (two readers would read different members, so `ptn repack` "
-            "cannot choose one; nothing was written)",
-        )

@@ -66,6 +66,21 @@ def native_findings(data: bytes, deep: bool) -> list[Finding] | None:
     return _as_python_gives(found)
 
 
+def fast_findings(view: memoryview) -> list[Finding] | None:
+    """The fast-mode findings of a package of any size, from a buffer that need hold only
+    the bytes Python's fast stages read (a ``SparseBuffer`` after ``fetch_for_stages``, or a
+    mapping of the whole file): the native validator's fast mode reads no others
+    (tests/test_native.py checks it with every other byte poisoned). Nothing is copied. None
+    when Python must validate it, or when the native validator is not ``available()``."""
+    if _native is None or not available():
+        return None
+    try:
+        found = _native.validate(view, False)
+    except (MemoryError, ValueError):
+        return None
+    return _as_python_gives(found)
+
+
 def file_findings(path: str, deep: bool) -> list[Finding] | None:
     """``native_findings`` of the local file ``path``, opened and read whole by the native
     module (one call a file, the GIL released: half the cost of a small file's check in

@@ -22,12 +22,12 @@ from ptn.core.buffers import close_mapping, map_fd, open_regular
 from ptn.core.errors import Finding, PtnError, Report, first_error
 from ptn.core.gcpause import gc_paused
 from ptn.core.names import METADATA, PTG, SAFETENSORS
-from ptn.json.strict import MAX_JSON_BYTES, parse_json
-from ptn.metadata.document import Metadata
+from ptn.json.strict import MAX_JSON_BYTES
+from ptn.metadata.document import Metadata, parse_object
 from ptn.package.metadata_reads import MetadataReads
 from ptn.package.source import FileSource, Source
-from ptn.package.sparse import SparseBuffer, check_sparse
-from ptn.package.validate import Parsed, broken_keys
+from ptn.package.sparse import SparseBuffer
+from ptn.package.validate import Parsed, broken_keys, check_sparse
 from ptn.program.methods import MethodInfo, methods_of
 from ptn.program.read import read_program
 from ptn.safetensors.aliases import resolve
@@ -246,12 +246,7 @@ class Package(MetadataReads):
             data = self._inflated(member, finding)
         else:
             raise _error_of(finding)
-        value = parse_json(data, member=METADATA)
-        if type(value) is not dict:
-            raise PtnError(
-                "metadata-not-object", "metadata.json is not a JSON object", member=METADATA
-            )
-        return value
+        return parse_object(data)
 
     def _inflated(self, member: Member, fault: Finding) -> bytes:
         """A deflated JSON member's content: bounded by the JSON size limit, CRC-checked."""

@@ -19,7 +19,7 @@ from ptn.core.buffers import close_mapping, map_fd
 from ptn.core.errors import InvalidPackageError, PtnError
 from ptn.metadata.document import Metadata
 from ptn.package.atomic import replace_file
-from ptn.package.validate import check_package
+from ptn.package.native import fast_findings
 from ptn.zip.writer import ZipWriter
 
 if TYPE_CHECKING:
@@ -97,10 +97,15 @@ def check_written(
     tolerate: frozenset[str] = frozenset(),
 ) -> None:
     """Validate the file just written to ``fd``; InvalidPackageError if invalid (errors of
-    the rules in ``tolerate`` aside)."""
+    the rules in ``tolerate`` aside). Fast mode is the native validator's when it is built
+    and answers (ptn.package.native); Python's stages are imported only otherwise."""
     mm, view = map_fd(fd, os.fspath(path))
     try:
-        findings, _ = check_package(view, deep=deep)
+        findings = None if deep else fast_findings(view)
+        if findings is None:
+            from ptn.package.validate import check_package  # the whole validator: only now
+
+            findings, _ = check_package(view, deep=deep)
     finally:
         # mm is None only for an empty file, which a ZipWriter never leaves; and skipping the
         # close would only delay the unmapping to this return (nothing else holds the view).

@@ -27,17 +27,16 @@ import sys
 from collections.abc import Collection, Iterable, Iterator
 
 from ptn.core.buffers import close_mapping
-from ptn.core.errors import Finding, PtnError, PtnIOError
+from ptn.core.errors import PtnError, PtnIOError
 from ptn.core.names import ALIASES, METADATA, PTG, SAFETENSORS
 from ptn.json.strict import MAX_JSON_BYTES
 from ptn.package.source import STREAM_CHUNK, Source
-from ptn.package.validate import Parsed, ZipRead, check_package
 from ptn.program.envelope import PTG_MAX_BYTES
 from ptn.safetensors.header import MAX_HEADER_BYTES
 from ptn.zip import Member
 from ptn.zip.central import read_directory
 from ptn.zip.ends import _EOCD_SEARCH, EndRecords, find_eocd, locate_directory
-from ptn.zip.reader import members_of
+from ptn.zip.reader import ZipRead, members_of
 from ptn.zip.sink import Sink
 from ptn.zip.structs import (
     CDH,
@@ -342,8 +341,3 @@ def _fetch_members(buf: SparseBuffer, members: list[Member]) -> None:
         n = int.from_bytes(buf.view[st.data_offset : st.data_offset + 8], "little")
         if n <= MAX_HEADER_BYTES and n <= st.size - 8:
             buf.need([(st.data_offset + 8, st.data_offset + 8 + n)])
-
-
-def check_sparse(buf: SparseBuffer) -> tuple[list[Finding], Parsed]:
-    """``check_package`` (fast mode) of the package ``buf`` reads, fetching what it needs."""
-    return check_package(buf.view, read=fetch_for_stages(buf))

@@ -19,6 +19,7 @@ from ptn.metadata.document import Metadata
 from ptn.metadata.faults import parse_all
 from ptn.package.agreement import agreement_findings
 from ptn.package.members import membership_findings
+from ptn.package.sparse import SparseBuffer, fetch_for_stages
 from ptn.program.constants import Stored, constant_findings
 from ptn.program.llm_facts import program_facts
 from ptn.program.model import Program
@@ -28,6 +29,7 @@ from ptn.safetensors.bools import bool_findings
 from ptn.safetensors.header import TensorInfo, read_header
 from ptn.zip import Member, check_crc, read_members
 from ptn.zip.decoy import decoy_finding, scans
+from ptn.zip.reader import ZipRead
 
 
 @dataclass(frozen=True)
@@ -79,8 +81,9 @@ def check_package(
     return findings, parsed[0]
 
 
-ZipRead = tuple[list[Member], list[Finding]]
-"""What ``read_members`` returns: the members, and the container's findings."""
+def check_sparse(buf: SparseBuffer) -> tuple[list[Finding], Parsed]:
+    """``check_package`` (fast mode) of the package ``buf`` reads, fetching what it needs."""
+    return check_package(buf.view, read=fetch_for_stages(buf))
 
 
 def _stages(

@@ -4,8 +4,8 @@ Saving validates everything before touching the destination, the constants again
 program included (ptn.program.writing: which keys are mutable comes from the program),
 streams each tensor once into a temporary file beside it (CRC-32 on the fly), fsyncs
 and renames (ptn.package.atomic: the old file survives any failure), and the same
-inputs always give the same bytes. Edits and repacks (ptn.package.edit) write through
-``write_atomically`` too (ptn.package.rewrite).
+inputs always give the same bytes. Edits and repacks (ptn.package.edit, ptn.package.repack)
+write through ``write_atomically`` too (ptn.package.rewrite).
 """
 
 from __future__ import annotations

@@ -46,11 +46,14 @@ from ptn.zip.structs import (
 if TYPE_CHECKING:  # collections.abc.Buffer is 3.12+; annotations are never evaluated
     from typing_extensions import Buffer
 
+ZipRead = tuple[list[Member], list[Finding]]
+"""What ``read_members`` returns: the members, and the container's findings."""
+
 CRC_CHUNK = 16 << 20
 """CRC-32 is computed over slices of this size: big enough to amortise calls, small for cache."""
 
 
-def read_members(buf: Buffer) -> tuple[list[Member], list[Finding]]:
+def read_members(buf: Buffer) -> ZipRead:
     """Read and cross-check the zip directory of ``buf`` (bytes, mmap, ...) without copying it.
 
     Returns the members whose data range is sound, in directory order (a
@@ -70,9 +73,7 @@ def read_members(buf: Buffer) -> tuple[list[Member], list[Finding]]:
         view.release()
 
 
-def members_of(
-    mv: memoryview, ends: EndRecords, directory: Directory, sink: Sink
-) -> tuple[list[Member], list[Finding]]:
+def members_of(mv: memoryview, ends: EndRecords, directory: Directory, sink: Sink) -> ZipRead:
     """The last stages of ``read_members`` (local headers, layout) after its first two,
     for a reader that ran those itself (``ptn.package.sparse``: it fetches the bytes
     each stage reads before the next one runs)."""

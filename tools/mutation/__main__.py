@@ -42,7 +42,7 @@ MODULES = {
     "hf_import": ["ptn/metadata/hf.py"],
     "pkg_read": ["ptn/package/read.py"],
     "pkg_write": ["ptn/package/write.py", "ptn/package/rewrite.py"],
-    "pkg_edit": ["ptn/package/edit.py"],
+    "pkg_edit": ["ptn/package/edit.py", "ptn/package/repack.py", "ptn/package/fast_check.py"],
     "atomic": ["ptn/package/atomic.py", "ptn/package/tempfiles.py"],
     "remote_src": ["ptn/remote/sources.py", "ptn/remote/urls.py"],
     "verifier": ["ptn/program/verify.py"],
