@@ -9,9 +9,11 @@ included.
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import struct
+import threading
 import zipfile
 import zlib
 from pathlib import Path
@@ -161,6 +163,80 @@ def test_add_copy_in_blocks(
     got = _read_back(_copy_archive(tmp_path, fd, len(payload), zlib.crc32(payload)))
     assert got == {"before": b"12345", "copied": payload, "after": b"67"}
     assert reads == [(4, 4096), (4100, 4096), (8196, 4096), (12292, 5)]
+
+
+def _copy_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "ptn.copy"]
+
+
+@pytest.mark.parametrize("failing", ["read", "write"])
+def test_a_failed_copy_stops_its_read_ahead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: str
+) -> None:
+    """A read that fails (on the helper thread) raises in the caller; a write that fails
+    stops the helper: either way it is gone when add_copy returns, having read at most the
+    blocks ahead of the write, and the archive cannot be completed."""
+    payload = os.urandom(64 * 4096)
+    path = tmp_path / "source.bin"
+    path.write_bytes(payload)
+    monkeypatch.setattr(writer_module, "_COPY_BLOCK", 4096)
+    reads: list[int] = []
+    real_read, real_write = writer_module._read_into, os.pwrite
+
+    def read(fd: int, view: memoryview, offset: int) -> int:
+        reads.append(offset)
+        if failing == "read" and offset == 5 * 4096:
+            raise OSError(errno.EIO, "Input/output error")
+        return real_read(fd, view, offset)
+
+    def write(fd: int, data: bytes, offset: int) -> int:
+        if failing == "write" and offset >= 8 * 4096:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(fd, data, offset)
+
+    monkeypatch.setattr(writer_module, "_read_into", read)
+    monkeypatch.setattr(os, "pwrite", write)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        with (tmp_path / "o.zip").open("wb") as f:
+            zw = ZipWriter(f)
+            with pytest.raises(OSError) as err:
+                zw.add_copy("m.bin", fd, 0, len(payload), zlib.crc32(payload))
+            assert _copy_threads() == []
+            with pytest.raises(RuntimeError, match="incomplete"):
+                zw.close()
+    finally:
+        os.close(fd)
+    assert err.value.errno == (errno.EIO if failing == "read" else errno.ENOSPC)
+    assert len(reads) <= (6 if failing == "read" else 9 + writer_module._READ_AHEAD + 1)
+
+
+def test_an_interrupt_during_a_copy_waits_for_its_read_ahead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """KeyboardInterrupt (SIGINT) in the writing thread: the helper is stopped and joined
+    before the interrupt goes on, so it never reads from a descriptor closed after."""
+    payload = os.urandom(32 * 4096)
+    path = tmp_path / "source.bin"
+    path.write_bytes(payload)
+    monkeypatch.setattr(writer_module, "_COPY_BLOCK", 4096)
+    real_write = os.pwrite
+    calls = []
+
+    def write(fd: int, data: bytes, offset: int) -> int:
+        calls.append(offset)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real_write(fd, data, offset)
+
+    monkeypatch.setattr(os, "pwrite", write)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        with (tmp_path / "o.zip").open("wb") as f, pytest.raises(KeyboardInterrupt):
+            ZipWriter(f).add_copy("m.bin", fd, 0, len(payload), zlib.crc32(payload))
+        assert _copy_threads() == []
+    finally:
+        os.close(fd)
 
 
 def test_add_copy_takes_short_reads(
