@@ -21,17 +21,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import ptn
-from ptn.core.errors import Finding, PtnError
+from ptn.core.errors import PtnError
 from ptn.package import native
 from ptn.package.edit import edit_metadata
 from ptn.package.fast_check import FastCheck
 from ptn.package.source import FileSource
 from ptn.package.sparse import SparseBuffer, fetch_for_stages
-from ptn.remote.sparse import sparse_findings
 from ptn.testing import program_for
 from ptn.testing.fuzz import corpus, mutated
 from tests.conftest import missing_toolchain
-from tests.test_native import CORPUS
+from tests.test_native import CORPUS, _key
+from tests.test_native import _python as python_findings
 
 POISONS = (0xA5, 0x00, 0xFF)
 
@@ -44,17 +44,8 @@ def _built() -> None:
         )
 
 
-def _key(f: Finding) -> tuple[object, ...]:
-    return (f.rule, f.severity, f.member, f.pointer, f.message, f.more)
-
-
 def _python(path: Path) -> list[tuple[object, ...]]:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        with sparse_findings(FileSource(fd, str(path)), False) as found:
-            return [_key(f) for f in found]
-    finally:
-        os.close(fd)
+    return python_findings(path, deep=False)
 
 
 def _fetched(path: Path, fill: int) -> list[tuple[object, ...]] | None:
