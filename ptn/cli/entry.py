@@ -164,7 +164,8 @@ def _quick_edit(command: str, path: str, items: list[str], output: str | None) -
 
 
 def main() -> None:
-    """``ptn``: the quick front for the forms of ``ptn validate`` above, else click's."""
+    """``ptn``: the quick front for the forms of ``ptn validate`` and ``ptn metadata
+    set|unset`` above, else click's."""
     try:
         status = _quick(sys.argv[1:])
     except KeyboardInterrupt:
