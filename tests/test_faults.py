@@ -224,34 +224,47 @@ def test_each_writable_view_is_fresh(tmp_path: Path) -> None:
 
 INTERRUPTED = """
 import os, signal, sys
-import ptn.package.{module} as m
+import {module} as m
 real = m.{hook}
 def hook(*args, **kw):
     os.kill(os.getpid(), signal.SIGINT)  # as if the user pressed Ctrl-C here
     return real(*args, **kw)
 m.{hook} = hook
 sys.argv = ["ptn", *sys.argv[1:]]
-from ptn.cli.main import main
+from {front} import main
 main()
 """
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("args", "module", "hook"),
+    ("args", "module", "hook", "front"),
     [
-        (["metadata", "set", "{path}", "x=1"], "edit", "metadata_to_write"),
-        (["repack", "{path}"], "edit", "check_written"),
+        (
+            ["metadata", "set", "{path}", "x=1"],
+            "ptn.package.edit",
+            "metadata_to_write",
+            "ptn.cli.main",
+        ),
+        (
+            ["metadata", "set", "{path}", "x=1"],
+            "ptn.package.edit",
+            "metadata_to_write",
+            "ptn.cli.entry",
+        ),
+        # in the copy's read-ahead thread: the main thread gets the interrupt while it writes
+        (["metadata", "set", "{path}", "x=1"], "ptn.zip.writer", "_read_into", "ptn.cli.entry"),
+        (["repack", "{path}"], "ptn.package.repack", "check_written", "ptn.cli.main"),
     ],
-    ids=["metadata-set", "repack"],
+    ids=["metadata-set", "metadata-set-quick", "metadata-set-mid-copy", "repack"],
 )
 def test_an_interrupted_edit_ends_by_the_signal(
-    tmp_path: Path, args: list[str], module: str, hook: str
+    tmp_path: Path, args: list[str], module: str, hook: str, front: str
 ) -> None:
     """Once "Aborted!" and exit 1 (ptn's "invalid"): the shell must see 130."""
     path = _copy(tmp_path)
     before = path.read_bytes()
-    code = INTERRUPTED.format(module=module, hook=hook)
+    code = INTERRUPTED.format(module=module, hook=hook, front=front)
     proc = subprocess.run(
         [sys.executable, "-c", code, *(a.format(path=path) for a in args)],
         capture_output=True,
