@@ -14,7 +14,9 @@ import signal
 import click
 
 from ptn import SPEC_VERSION, __version__
+from ptn.cli.common import UsageProblem
 from ptn.cli.exits import die_by_signal
+from ptn.cli.rewriting import BadUsage
 
 COMMANDS = {
     "validate": "reading",
@@ -55,9 +57,6 @@ class _Group(click.Group):
         return command
 
     def invoke(self, ctx: click.Context) -> object:
-        from ptn.cli.common import UsageProblem
-        from ptn.cli.rewriting import BadUsage
-
         try:
             return super().invoke(ctx)
         except BadUsage as exc:  # the click-free work's usage errors, reported as click's

@@ -57,26 +57,26 @@ def available() -> bool:
 def native_findings(data: bytes, deep: bool) -> list[Finding] | None:
     """The findings of the package ``data``, as Python's stages give them; None when Python
     must validate it (the module docstring says when)."""
-    if _native is None or len(data) > NATIVE_MAX:
-        return None
-    try:
-        found = _native.validate(data, deep)
-    except (MemoryError, ValueError):  # ValueError: a message that is not UTF-8 (a C++ bug)
-        return None
-    return _as_python_gives(found)
+    return None if len(data) > NATIVE_MAX else _validated(data, deep)
 
 
 def fast_findings(view: memoryview) -> list[Finding] | None:
     """The fast-mode findings of a package of any size, from a buffer that need hold only
     the bytes Python's fast stages read (a ``SparseBuffer`` after ``fetch_for_stages``, or a
     mapping of the whole file): the native validator's fast mode reads no others
-    (tests/test_native.py checks it with every other byte poisoned). Nothing is copied. None
-    when Python must validate it, or when the native validator is not ``available()``."""
-    if _native is None or not available():
+    (tests/test_fast_check.py checks it with every other byte poisoned). Nothing is copied.
+    None when Python must validate it, or when the native validator is not ``available()``."""
+    return _validated(view, False) if available() else None
+
+
+def _validated(data: bytes | memoryview, deep: bool) -> list[Finding] | None:
+    """The native validator's findings of ``data`` as Python's, or None (not built, out of
+    memory, or a finding only Python words)."""
+    if _native is None:
         return None
     try:
-        found = _native.validate(view, False)
-    except (MemoryError, ValueError):
+        found = _native.validate(data, deep)
+    except (MemoryError, ValueError):  # ValueError: a message that is not UTF-8 (a C++ bug)
         return None
     return _as_python_gives(found)
 
