@@ -24,6 +24,7 @@ from ptn.cli.editing import metadata_set, metadata_unset
 from ptn.cli.entry import quick_edit_args, quick_validate_args
 from ptn.cli.reading import validate
 from ptn.package import native
+from ptn.testing.hostile import metadata_package, package
 from tests.conftest import REPO
 
 DEFAULTS = {
@@ -361,3 +362,31 @@ def test_the_quick_edit_front_imports_neither_click_nor_the_program_layer(tmp_pa
     said = _run([sys.executable, "-c", says], ["m.ptn", "n=1"], tmp_path, ("metadata", "set"))
     built = native.available()
     assert said[0] == 0 and said[2].splitlines()[-1] == f"False {not built}", said
+
+
+HOSTILE_EDITS = {
+    # a metadata name with a terminal escape: kept by the edit, so the result is refused
+    "name": metadata_package(b'{"\\u001b[2J\\u0007": 1}'),
+    # a member whose name clears the screen and sets the window title
+    "member": package({"evil\x1b]0;owned\x07.json": b"{}"}),
+    # a value holding escapes, under a name an edit keeps: written, and nothing echoes it
+    "value": metadata_package(b'{"general.name": "\\u001b[31mred\\u001b[0m"}'),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(HOSTILE_EDITS))
+def test_a_hostile_package_reaches_no_terminal_through_either_edit_front(
+    tmp_path: Path, kind: str
+) -> None:
+    """``ptn metadata set`` of a package holding escape sequences: both fronts print and exit
+    alike, and no control byte of the package reaches the output."""
+    said = []
+    for front in (QUICK, CLICK):
+        work = tmp_path / ("quick" if front is QUICK else "click")
+        work.mkdir()
+        (work / "m.ptn").write_bytes(HOSTILE_EDITS[kind])
+        said.append(_run(front, ["m.ptn", "n=1"], work, ("metadata", "set")))
+    assert said[0] == said[1]
+    code, out, err = said[0]
+    assert code == (0 if kind == "value" else 1), err
+    assert not any(ch in out + err for ch in "\x1b\x07"), err
